@@ -1,0 +1,129 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import YXQueue
+
+final class CallbackTests: XCTestCase {
+    func testCallbacksArriveInOrderOnTheCallbackQueueWithOneTerminal() async throws {
+        let dispatcher = Dispatcher(name: "order")
+        let callbackQueue = DispatchQueue(label: "test.callbacks", attributes: .concurrent)
+        let recorder = Recorder()
+        var jobs: [ClosureJob] = []
+        for tag in 0..<20 {
+            let job = ClosureJob(tag: tag, callbackQueue: callbackQueue) { op in
+                for step in 1...2_000 {
+                    op.reportProgress(Double(step) / 2_000)
+                    if step % 200 == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
+                }
+                return tag
+            }
+            job.addDelegate(recorder)
+            jobs.append(job)
+            dispatcher.add(job)
+        }
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(recorder.allViolations, [])
+        for job in jobs {
+            let log = recorder.log(of: job)
+            XCTAssertEqual(log.first, .started)
+            XCTAssertEqual(log.last, .finished)
+            XCTAssertEqual(log.filter(\.isTerminal).count, 1)
+            XCTAssertEqual(log.dropLast().last, .progress(1), "the final progress is delivered")
+            // 2,000 reports over ~20 ms are throttled to a handful of callbacks.
+            XCTAssertLessThan(log.count, 50, "progress is throttled")
+            XCTAssertEqual(job.state, .finishedSuccess)
+            XCTAssertEqual(job.result as? Int, job.tag)
+            XCTAssertEqual(job.progress, 1)
+        }
+    }
+
+    func testThrottledProgressStillDeliversTheLatestValue() async throws {
+        let dispatcher = Dispatcher(name: "throttle")
+        let seen = Log<Double>()
+        let reported = Gate()
+        let release = Gate()
+        let job = ClosureJob { op in
+            op.reportProgress(0.1)
+            op.reportProgress(0.2)
+            op.reportProgress(0.3)  // within the throttle window: delivered by the trailing flush
+            reported.open()
+            release.wait()
+            return nil
+        }
+        let token = job.onProgress { _, value in seen.append(value) }
+        dispatcher.add(job)
+        reported.wait()
+        eventually { seen.all.contains(0.3) }
+        release.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(seen.all, [0.1, 0.3, 1.0])
+        _ = token
+    }
+
+    func testReleasedDelegateIsNeitherCalledNorKeptAlive() async throws {
+        let dispatcher = Dispatcher(name: "weak")
+        let gate = Gate()
+        let job = ClosureJob { _ in
+            gate.wait()
+            return nil
+        }
+        weak var weakRecorder: Recorder?
+        do {
+            let recorder = Recorder()
+            weakRecorder = recorder
+            job.addDelegate(recorder)
+        }
+        XCTAssertNil(weakRecorder, "the job must not keep its delegate alive")
+        dispatcher.add(job)
+        let kept = Recorder()
+        job.addDelegate(kept)
+        gate.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(kept.log(of: job).last, .finished)
+    }
+
+    func testRemovedDelegateAndReleasedTokenStopCallbacks() async throws {
+        let dispatcher = Dispatcher(name: "tokens")
+        let calls = Log<String>()
+        let job = ClosureJob { _ in 42 }
+        let recorder = Recorder()
+        job.addDelegate(recorder)
+        job.removeDelegate(recorder)
+        var dropped: JobObservation? = job.observe { _, _ in calls.append("dropped") }
+        weak let weakToken = dropped
+        dropped = nil
+        XCTAssertNil(weakToken)
+        let invalidated = job.onFinish { _, _ in calls.append("invalidated") }
+        invalidated.invalidate()
+        let kept = job.onFinish { _, result in calls.append("kept \(result as? Int ?? -1)") }
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(calls.all, ["kept 42"])
+        XCTAssertEqual(recorder.log(of: job), [])
+        _ = kept
+    }
+
+    func testClosureHandlersSeeEveryKindOfEvent() async throws {
+        let dispatcher = Dispatcher(name: "closures")
+        let events = Log<String>()
+        let job = ClosureJob { op in
+            op.reportProgress(0.5)
+            throw TestFailure(code: 7)
+        }
+        let tokens = [
+            job.onStart { _ in events.append("start") },
+            job.onProgress { _, value in events.append("progress \(value)") },
+            job.onFinish { _, _ in events.append("finish") },
+            job.onFail { _, error in events.append("fail \((error as? TestFailure)?.code ?? 0)") },
+            job.onCancel { _ in events.append("cancel") },
+        ]
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(events.all, ["start", "progress 0.5", "fail 7"])
+        XCTAssertEqual(job.state, .finishedFailed)
+        XCTAssertEqual(job.error as? TestFailure, TestFailure(code: 7))
+        withExtendedLifetime(tokens) {}
+    }
+}

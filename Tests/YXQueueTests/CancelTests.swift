@@ -1,0 +1,256 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import YXQueue
+
+/// An operation that runs until it is canceled and records when it saw the cancellation.
+final class UntilCanceledOperation: QueueOperation, @unchecked Sendable {
+    let started = Gate()
+    let sawCancel = Mutex<UInt64?>(nil)
+    private let pending = Mutex<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
+
+    override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        pending.withLock { $0 = completion }
+        started.open()
+        if isCancelled { operationDidCancel() }
+    }
+
+    override func operationDidCancel() {
+        sawCancel.withLock { $0 = $0 ?? DispatchTime.now().uptimeNanoseconds }
+        // Stop "the work" asynchronously, as real I/O would.
+        let completion = pending.withLock { c -> (@Sendable (Result<(any Sendable)?, any Error>) -> Void)? in
+            defer { c = nil }
+            return c
+        }
+        if let completion {
+            DispatchQueue.global().async { completion(.failure(CancellationError())) }
+        }
+    }
+}
+
+final class UntilCanceledJob: Job, @unchecked Sendable {
+    override class var operationType: QueueOperation.Type { UntilCanceledOperation.self }
+    override var operationModel: OperationModel { OperationModel(type: "until-canceled", maxConcurrentOperationCount: 2) }
+    var operation: UntilCanceledOperation? { manager?.operations.first as? UntilCanceledOperation }
+}
+
+final class CancelTests: XCTestCase {
+    func testCancelPendingJobNeverRunsIt() async throws {
+        let dispatcher = Dispatcher(name: "cancel-pending")
+        let model = OperationModel(type: "one", maxConcurrentOperationCount: 1)
+        let gate = Gate()
+        let ran = Log<Int>()
+        let blocker = ClosureJob(tag: 1, model: model) { _ in
+            ran.append(1)
+            gate.wait()
+            return nil
+        }
+        let pending = ClosureJob(tag: 2, model: model) { _ in
+            ran.append(2)
+            return nil
+        }
+        let recorder = Recorder()
+        pending.addDelegate(recorder)
+        dispatcher.add(blocker)
+        dispatcher.add(pending)
+        eventually { ran.all == [1] }
+        XCTAssertEqual(pending.state, .ready)
+        dispatcher.cancel(pending)
+        XCTAssertEqual(pending.state, .canceled)
+        gate.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(ran.all, [1], "a canceled pending job never runs")
+        XCTAssertEqual(recorder.log(of: pending), [.canceled])
+        XCTAssertEqual(blocker.state, .finishedSuccess)
+    }
+
+    func testCancelExecutingJobIsSeenWithin100ms() async throws {
+        let dispatcher = Dispatcher(name: "cancel-executing")
+        let job = UntilCanceledJob()
+        let recorder = Recorder()
+        job.addDelegate(recorder)
+        dispatcher.add(job)
+        var operation: UntilCanceledOperation?
+        eventually { operation = job.operation; return operation != nil }
+        XCTAssertTrue(try XCTUnwrap(operation).started.wait())
+        XCTAssertEqual(job.state, .executing)
+        let canceledAt = DispatchTime.now().uptimeNanoseconds
+        job.cancel()
+        let sawAt = try XCTUnwrap(try XCTUnwrap(operation).sawCancel.withLock { $0 })
+        XCTAssertLessThan(Double(sawAt - canceledAt) / 1e6, 100, "the work sees cancellation within 100 ms")
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(recorder.log(of: job), [.started, .canceled])
+        XCTAssertEqual(job.state, .canceled)
+        eventually { operation?.isFinished == true }
+    }
+
+    func testCancelingAJobWithDependentsNeverRunsThem() async throws {
+        let dispatcher = Dispatcher(name: "cancel-graph")
+        let model = OperationModel(type: "cancel-graph", maxConcurrentOperationCount: 4)
+        let ran = Log<String>()
+        let first = UntilCanceledOperation(model: model)
+        let job = GraphJob {
+            let second = TaskOperation(model: model) { _ in ran.append("second"); return nil }
+            let third = TaskOperation(model: model) { _ in ran.append("third"); return nil }
+            second.addPrerequisite(first)
+            third.addPrerequisite(second)
+            return [first, second, third]
+        }
+        dispatcher.add(job)
+        XCTAssertTrue(first.started.wait())
+        job.cancel()
+        await dispatcher.waitForAllJobs()
+        try await Task.sleep(nanoseconds: 50_000_000)
+        XCTAssertEqual(ran.all, [], "dependents of a canceled operation never run")
+        XCTAssertEqual(job.state, .canceled)
+    }
+
+    func testCancelTwiceAndFromManyThreadsGivesOneCallback() async throws {
+        let dispatcher = Dispatcher(name: "cancel-many")
+        let jobs = (0..<50).map { _ in UntilCanceledJob() }
+        let recorder = Recorder()
+        for job in jobs {
+            job.addDelegate(recorder)
+            dispatcher.add(job)
+        }
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for job in jobs.shuffled() {
+                job.cancel()
+                job.cancel()
+            }
+        }
+        await dispatcher.waitForAllJobs()
+        for job in jobs {
+            XCTAssertEqual(recorder.log(of: job).filter(\.isTerminal), [.canceled])
+            XCTAssertEqual(job.state, .canceled)
+        }
+        XCTAssertEqual(recorder.allViolations, [])
+    }
+
+    func testCancelAfterFinishChangesNothing() async throws {
+        let dispatcher = Dispatcher(name: "cancel-after")
+        let job = ClosureJob { _ in "result" }
+        let recorder = Recorder()
+        job.addDelegate(recorder)
+        _ = try await job.run(on: dispatcher)
+        await dispatcher.waitForAllJobs()
+        job.cancel()
+        dispatcher.cancel(job)
+        dispatcher.cancelAll()
+        try await Task.sleep(nanoseconds: 20_000_000)
+        XCTAssertEqual(job.state, .finishedSuccess)
+        XCTAssertEqual(job.result as? String, "result")
+        XCTAssertEqual(recorder.log(of: job), [.started, .progress(1), .finished])
+    }
+
+    func testRestartAfterFailureAndAfterCancel() async throws {
+        let dispatcher = Dispatcher(name: "restart")
+        let attempts = Mutex(0)
+        let job = ClosureJob { _ in
+            let attempt = attempts.withLock { a -> Int in
+                a += 1
+                return a
+            }
+            if attempt == 1 { throw TestFailure(code: 1) }
+            return "ok on attempt \(attempt)"
+        }
+        let recorder = Recorder()
+        job.addDelegate(recorder)
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(job.state, .finishedFailed)
+        XCTAssertTrue(job.restart())
+        let result = try await job.value
+        XCTAssertEqual(result as? String, "ok on attempt 2")
+        XCTAssertEqual(job.attempt, 2)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(recorder.log(of: job), [.started, .failed, .started, .progress(1), .finished])
+
+        let canceled = UntilCanceledJob()
+        dispatcher.add(canceled)
+        eventually { canceled.operation != nil }
+        XCTAssertTrue(try XCTUnwrap(canceled.operation).started.wait())
+        canceled.manager?.pause()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(canceled.state, .canceled)
+        XCTAssertTrue(try XCTUnwrap(canceled.manager).restart())
+        eventually { canceled.operation?.started.isOpen == true && canceled.state == .executing }
+        canceled.cancel()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(canceled.attempt, 2)
+    }
+
+    func testRestartWaitsForTheOldAttemptsOperationsToStop() async throws {
+        // An operation that takes a while to wind down after cancel: the next attempt's operation must
+        // not start before it stopped.
+        final class SlowStopOperation: QueueOperation, @unchecked Sendable {
+            static let live = Mutex(0)
+            static let overlap = Mutex(false)
+            private let pending = Mutex<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
+            override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+                if Self.live.withLock({ $0 += 1; return $0 }) > 1 { Self.overlap.withLock { $0 = true } }
+                pending.withLock { $0 = completion }
+                if isCancelled { operationDidCancel() }
+            }
+            override func operationDidCancel() {
+                guard let completion = pending.withLock({ c in defer { c = nil }; return c }) else { return }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
+                    Self.live.withLock { $0 -= 1 }
+                    completion(.failure(CancellationError()))
+                }
+            }
+        }
+        final class SlowStopJob: Job, @unchecked Sendable {
+            override class var operationType: QueueOperation.Type { SlowStopOperation.self }
+        }
+        let dispatcher = Dispatcher(name: "restart-drain")
+        let job = SlowStopJob()
+        for _ in 0..<3 {
+            dispatcher.add(job)
+            eventually { job.state == .executing }
+            job.cancel()
+            XCTAssertEqual(job.state, .canceled, "cancel is reported at once")
+        }
+        await dispatcher.waitForAllJobs()
+        eventually { SlowStopOperation.live.withLock { $0 } == 0 }
+        XCTAssertFalse(SlowStopOperation.overlap.withLock { $0 }, "attempts overlapped")
+        XCTAssertEqual(job.attempt, 3)
+    }
+
+    func testDropEndsTheJobForGood() async throws {
+        let dispatcher = Dispatcher(name: "drop")
+        let job = UntilCanceledJob()
+        let recorder = Recorder()
+        job.addDelegate(recorder)
+        dispatcher.add(job)
+        eventually { job.operation?.started.isOpen == true }
+        dispatcher.drop(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(job.state, .dropped)
+        XCTAssertEqual(recorder.log(of: job), [.started, .canceled])
+        XCTAssertFalse(job.restart(), "a dropped job cannot be restarted")
+        XCTAssertFalse(dispatcher.add(job))
+        XCTAssertEqual(job.state, .dropped)
+
+        let idle = ClosureJob { _ in nil }
+        idle.drop()
+        XCTAssertEqual(idle.state, .dropped)
+        XCTAssertFalse(idle.start(on: dispatcher))
+    }
+
+    func testJobStateTransitionTable() {
+        XCTAssertTrue(JobState.ready.canTransition(to: .executing))
+        XCTAssertTrue(JobState.executing.canTransition(to: .canceled))
+        XCTAssertTrue(JobState.canceled.canTransition(to: .ready))
+        XCTAssertTrue(JobState.finishedFailed.canTransition(to: .ready))
+        XCTAssertFalse(JobState.finishedSuccess.canTransition(to: .ready))
+        XCTAssertFalse(JobState.executing.canTransition(to: .ready))
+        XCTAssertFalse(JobState.canceled.canTransition(to: .executing))
+        for state in JobState.allCases {
+            XCTAssertFalse(JobState.dropped.canTransition(to: state))
+            XCTAssertEqual(state.isTerminal, ![.ready, .executing].contains(state))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import YXQueue
+
+final class ConcurrencyTests: XCTestCase {
+    func testRunReturnsTheResultAndThrowsTheError() async throws {
+        let dispatcher = Dispatcher(name: "run")
+        let ok = try await ClosureJob { _ in "fine" }.run(on: dispatcher)
+        XCTAssertEqual(ok as? String, "fine")
+        do {
+            try await ClosureJob { _ in throw TestFailure(code: 3) }.run(on: dispatcher)
+            XCTFail("expected an error")
+        } catch {
+            XCTAssertEqual(error as? TestFailure, TestFailure(code: 3))
+        }
+    }
+
+    func testCancellingTheTaskCancelsTheJob() async throws {
+        let dispatcher = Dispatcher(name: "task-cancel")
+        let job = UntilCanceledJob()
+        let task = Task { try await job.run(on: dispatcher) }
+        eventually { job.operation?.started.isOpen == true }
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("expected cancellation")
+        } catch {
+            XCTAssertEqual(error as? JobError, .canceled)
+        }
+        XCTAssertEqual(job.state, .canceled)
+    }
+
+    func testValueOfAFinishedJobAndOfAJobNotYetStarted() async throws {
+        let dispatcher = Dispatcher(name: "value")
+        let job = ClosureJob { _ in 5 }
+        async let later = job.value  // waits for the first attempt
+        try await Task.sleep(nanoseconds: 20_000_000)
+        dispatcher.add(job)
+        let first = try await later
+        let again = try await job.value  // finished: returns at once
+        XCTAssertEqual(first as? Int, 5)
+        XCTAssertEqual(again as? Int, 5)
+    }
+
+    func testEventStreamDeliversTheAttemptInOrderAndEnds() async throws {
+        let dispatcher = Dispatcher(name: "stream")
+        let job = ClosureJob { op in
+            op.reportProgress(0.25)
+            try await Task.sleep(nanoseconds: 150_000_000)
+            op.reportProgress(0.75)
+            return "streamed"
+        }
+        let events = job.events
+        dispatcher.add(job)
+        var seen: [String] = []
+        for await event in events { seen.append(event.description) }
+        XCTAssertEqual(seen, ["started", "progress(0.25)", "progress(0.75)", "progress(1.0)", "finished"])
+    }
+
+    func testAbandonedStreamUnregisters() async throws {
+        let dispatcher = Dispatcher(name: "stream-abandon")
+        let job = ClosureJob { op in
+            for index in 1...5 {
+                op.reportProgress(Double(index) / 5)
+                try await Task.sleep(nanoseconds: 110_000_000)
+            }
+            return nil
+        }
+        let events = job.events
+        dispatcher.add(job)
+        for await event in events {
+            if case .progress = event { break }
+        }
+        // The stream's observer is removed once the iteration ended.
+        eventually { job.core.withLock { $0.observers.isEmpty } }
+        await dispatcher.waitForAllJobs()
+    }
+
+    /// 10,000 jobs across 3 operation types; 4 threads cancel and restart jobs at random while they run.
+    /// Every attempt must end exactly once, callbacks must keep their order, and every job must end in a
+    /// terminal state.
+    func testStressRandomCancelsAndRestarts() async throws {
+        let dispatcher = Dispatcher(name: "stress")
+        let recorder = Recorder()
+        let probe = ConcurrencyProbe()
+        let limits = ["s1": 2, "s2": 3, "s3": 5]
+        let models = limits.map { OperationModel(type: $0.key, maxConcurrentOperationCount: $0.value) }
+        let count = 10_000
+        let jobs: [ClosureJob] = (0..<count).map { index in
+            let model = models[index % models.count]
+            return ClosureJob(tag: index, model: model) { op in
+                probe.enter(model.type)
+                defer { probe.leave(model.type) }
+                op.reportProgress(0.5)
+                if index % 7 == 0 { throw TestFailure(code: index) }
+                if index % 5 == 0 { try await Task.sleep(nanoseconds: 200_000) }
+                return index
+            }
+        }
+        for job in jobs { job.addDelegate(recorder) }
+
+        let everybodyHere = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for worker in 0..<4 {
+            everybodyHere.enter()
+            done.enter()
+            Thread.detachNewThread {
+                var generator = SystemRandomNumberGenerator()
+                everybodyHere.leave()
+                go.wait()
+                for step in 0..<3_000 {
+                    let job = jobs[Int.random(in: 0..<count, using: &generator)]
+                    switch (step + worker) % 3 {
+                    case 0: job.cancel()
+                    case 1: job.restart()
+                    default: dispatcher.cancel(job)
+                    }
+                }
+                done.leave()
+            }
+        }
+        everybodyHere.wait()
+        for worker in 0..<4 { _ = worker; go.signal() }
+        for job in jobs { dispatcher.add(job) }
+        done.wait()
+        await dispatcher.waitForAllJobs()
+
+        XCTAssertEqual(recorder.allViolations, [])
+        for (type, limit) in limits {
+            XCTAssertLessThanOrEqual(probe.peak(type), limit)
+        }
+        var restartedJobs = 0
+        for job in jobs {
+            let log = recorder.log(of: job)
+            let terminals = log.filter(\.isTerminal).count
+            XCTAssertEqual(terminals, job.attempt, "\(job): one terminal callback per attempt: \(log)")
+            XCTAssertTrue(job.state.isTerminal, "\(job) did not end")
+            XCTAssertFalse(job.isActive)
+            if job.attempt > 1 { restartedJobs += 1 }
+            switch job.state {
+            case .finishedSuccess:
+                XCTAssertEqual(job.result as? Int, job.tag)
+                XCTAssertEqual(log.last, .finished)
+            case .finishedFailed:
+                XCTAssertEqual(job.tag % 7, 0)
+                XCTAssertEqual(log.last, .failed)
+            case .canceled:
+                XCTAssertEqual(log.last, .canceled)
+            default:
+                XCTFail("\(job) ended in \(job.state)")
+            }
+        }
+        XCTAssertGreaterThan(restartedJobs, 0, "the stress test exercised restarts")
+        XCTAssertTrue(dispatcher.activeJobs.isEmpty)
+    }
+}
