@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Runs jobs: owns one `OperationQueue` per operation type and the jobs that are under way.
 ///
@@ -22,7 +21,7 @@ public final class Dispatcher: Sendable {
     /// A name for diagnostics; the queues are named after it.
     public let name: String
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Entered once per active attempt, left after the attempt's terminal callbacks were delivered.
     private let activity = DispatchGroup()
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Swift concurrency: run a job with `await`, wait for its outcome, iterate its events.
 extension Job {
@@ -36,7 +35,7 @@ extension Job {
 
     private func outcome() async -> Outcome {
         await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let pending = Mutex<CheckedContinuation<Outcome, Never>?>(continuation)
+            let pending = Locked<CheckedContinuation<Outcome, Never>?>(continuation)
             let resume: @Sendable (Outcome) -> Void = { outcome in
                 pending.withLock { c in
                     c?.resume(returning: outcome)
@@ -50,7 +49,7 @@ extension Job {
                 case (false, .canceled), (false, .dropped): return .failure(JobError.canceled)
                 default: break
                 }
-                let box = Mutex<UInt64>(0)
+                let box = Locked<UInt64>(0)
                 let id = s.addObserver(attempt: s.currentOrNextAttempt) { job, event in
                     switch event {
                     case .finished(let value): resume(.success(value))

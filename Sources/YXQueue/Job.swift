@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The model of a piece of background work: its parameters, its type, and which ``JobManager`` and
 /// ``QueueOperation`` types carry it out.
@@ -38,7 +37,7 @@ open class Job: @unchecked Sendable {
 
     /// Serial; every event of the job goes through it, which gives order and non-overlap.
     let eventQueue: DispatchQueue
-    let core: Mutex<Core>
+    let core: Locked<Core>
 
     /// Creates a job.
     ///
@@ -51,7 +50,7 @@ open class Job: @unchecked Sendable {
         self.createdAt = Date()
         self.callbackQueue = callbackQueue
         self.eventQueue = DispatchQueue(label: "YXQueue.Job.events", target: callbackQueue)
-        self.core = Mutex(Core())
+        self.core = Locked(Core())
     }
 
     // MARK: - What serves the job (override in subclasses)
@@ -213,7 +212,7 @@ open class Job: @unchecked Sendable {
                 enqueue(.progress(clamped), attempt: attempt)
             } else if !s.progressFlushScheduled {
                 s.progressFlushScheduled = true
-                eventQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
+                DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
                     flushProgress(attempt: attempt)
                 }
             }
@@ -223,18 +222,20 @@ open class Job: @unchecked Sendable {
     /// Minimum time between two progress callbacks, in nanoseconds.
     static let progressInterval: UInt64 = 100_000_000
 
+    /// The trailing edge of the throttle: queues the latest value, if it was not delivered yet.
+    ///
+    /// The value is chosen under the lock and queued behind any event already queued, so it can never
+    /// overtake an older one.
     private func flushProgress(attempt: Int) {
-        let value: Double? = core.withLock { s in
+        core.withLock { s in
             s.progressFlushScheduled = false
             guard s.isActive, s.attempt == attempt, s.state == .executing, s.progress > s.deliveredProgress else {
-                return nil
+                return
             }
             s.deliveredProgress = s.progress
             s.lastProgressDelivery = DispatchTime.now().uptimeNanoseconds
-            return s.progress
+            enqueue(.progress(s.progress), attempt: attempt)
         }
-        // Runs on the event queue already, so delivering here keeps the order.
-        if let value { deliver(.progress(value), attempt: attempt) }
     }
 
     func finish(result: (any Sendable)?, attempt: Int) {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Turns a ``Job`` into its operations, with dependencies between them, and runs them as a graph.
 ///
@@ -33,7 +32,7 @@ open class JobManager: @unchecked Sendable {
     /// The job this manager runs. The job owns its manager.
     public unowned let job: Job
 
-    private let graph = Mutex(Graph())
+    private let graph = Locked(Graph())
 
     /// Creates the manager of a job (called by the job when it is first started).
     public required init(job: Job) {

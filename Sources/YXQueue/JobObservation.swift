@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A registration of a closure observer; releasing it (or calling ``invalidate()``) stops the closure.
 ///
@@ -8,10 +7,10 @@ import Synchronization
 /// token.invalidate()   // or just let it go
 /// ```
 public final class JobObservation: Sendable {
-    private let removal: Mutex<(@Sendable () -> Void)?>
+    private let removal: Locked<(@Sendable () -> Void)?>
 
     init(removal: @escaping @Sendable () -> Void) {
-        self.removal = Mutex(removal)
+        self.removal = Locked(removal)
     }
 
     /// Stops the observer. Safe to call any number of times, from any thread.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One step of a job's work: an asynchronous Foundation `Operation` run by the job's ``Dispatcher``.
 ///
@@ -40,7 +39,7 @@ open class QueueOperation: Operation, @unchecked Sendable {
     /// An identifier of the resource the operation works on (for ``JobManager/operations(withResourceIdentifier:)``).
     public let resourceIdentifier: String?
 
-    private let box = Mutex(State())
+    private let box = Locked(State())
 
     /// Creates an operation. Subclasses that add stored properties give them defaults or override this
     /// initializer (managers and the default ``JobManager`` create operations through it).

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An operation whose work is an `async` closure, run in a `Task` that is cancelled when the operation
 /// is.
@@ -22,7 +21,7 @@ public final class TaskOperation: QueueOperation, @unchecked Sendable {
     public typealias Body = @Sendable (TaskOperation) async throws -> (any Sendable)?
 
     private let body: Body?
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     /// Creates an operation that runs `body`.
     public init(model: OperationModel, resourceIdentifier: String? = nil, body: @escaping Body) {

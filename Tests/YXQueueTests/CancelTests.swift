@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import YXQueue
@@ -8,8 +7,8 @@ import XCTest
 /// An operation that runs until it is canceled and records when it saw the cancellation.
 final class UntilCanceledOperation: QueueOperation, @unchecked Sendable {
     let started = Gate()
-    let sawCancel = Mutex<UInt64?>(nil)
-    private let pending = Mutex<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
+    let sawCancel = Locked<UInt64?>(nil)
+    private let pending = Locked<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
 
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
         pending.withLock { $0 = completion }
@@ -147,7 +146,7 @@ final class CancelTests: XCTestCase {
 
     func testRestartAfterFailureAndAfterCancel() async throws {
         let dispatcher = Dispatcher(name: "restart")
-        let attempts = Mutex(0)
+        let attempts = Locked(0)
         let job = ClosureJob { _ in
             let attempt = attempts.withLock { a -> Int in
                 a += 1
@@ -186,9 +185,9 @@ final class CancelTests: XCTestCase {
         // An operation that takes a while to wind down after cancel: the next attempt's operation must
         // not start before it stopped.
         final class SlowStopOperation: QueueOperation, @unchecked Sendable {
-            static let live = Mutex(0)
-            static let overlap = Mutex(false)
-            private let pending = Mutex<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
+            static let live = Locked(0)
+            static let overlap = Locked(false)
+            private let pending = Locked<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
             override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
                 if Self.live.withLock({ $0 += 1; return $0 }) > 1 { Self.overlap.withLock { $0 = true } }
                 pending.withLock { $0 = completion }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import YXQueue
@@ -61,7 +60,7 @@ final class SchedulingTests: XCTestCase {
         let order = Log<String>()
         let model = OperationModel(type: "graph", maxConcurrentOperationCount: 4)
         let bothRunning = Gate()
-        let running = Mutex(0)
+        let running = Locked(0)
         @Sendable func step(_ name: String, parallel: Bool = false) -> TaskOperation {
             TaskOperation(model: model, resourceIdentifier: name) { op in
                 order.append("start \(name)")
@@ -162,7 +161,7 @@ final class SchedulingTests: XCTestCase {
     func testManagerCanGrowTheGraphWhenAnOperationFinishes() async throws {
         final class ProbeThenPartsManager: JobManager, @unchecked Sendable {
             let model = OperationModel(type: "parts", maxConcurrentOperationCount: 8)
-            let finalize = Mutex<TaskOperation?>(nil)
+            let finalize = Locked<TaskOperation?>(nil)
             let seen = Log<String>()
             override func makeOperations() -> [QueueOperation] {
                 let probe = TaskOperation(model: model, resourceIdentifier: "probe") { _ in 4 }

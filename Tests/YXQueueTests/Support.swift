@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 @testable import YXQueue
@@ -73,7 +72,7 @@ final class ConcurrencyProbe: Sendable {
         var total = 0
         var peakTotal = 0
     }
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     func enter(_ key: String) {
         counts.withLock { c in
@@ -98,7 +97,7 @@ final class ConcurrencyProbe: Sendable {
 /// A one-shot gate: `wait` blocks until `open` (with a timeout so a broken test fails instead of hanging).
 final class Gate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let opened = Mutex(false)
+    private let opened = Locked(false)
 
     func open() {
         let first = opened.withLock { o -> Bool in
@@ -120,7 +119,7 @@ final class Gate: Sendable {
 
 /// A thread-safe list, for recording orders.
 final class Log<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Locked<[T]>([])
     func append(_ item: T) { items.withLock { $0.append(item) } }
     var all: [T] { items.withLock { $0 } }
 }
