@@ -1,12 +1,12 @@
 // YXQueue benchmark: the framework next to a bare OperationQueue, in one run.
 //
-//   swift run -c release YXQueueBenchmark [--rounds N]
+//   swift run -c release YXQueueBenchmark [--rounds N] [--profile]
 //
 // Prints, as medians over N rounds (default 5):
 //   1. throughput: 100,000 no-op jobs through a Dispatcher vs 100,000 BlockOperations through a bare
 //      OperationQueue (both with maxConcurrentOperationCount 5);
 //   2. dependencies: 16,000 jobs each A → B, vs the same 32,000 operations with addDependency in a
-//      bare OperationQueue;
+//      bare OperationQueue, added dependents first (the slow case) and pair by pair;
 //   3. memory: resident memory per queued (not yet running) job, and the process's peak RSS.
 import Foundation
 import YXQueue
@@ -100,33 +100,88 @@ func frameworkPairs() -> Double {
     }
 }
 
-func barePairs() -> Double {
+/// The same 32,000 operations straight into a bare OperationQueue, B depending on A.
+///
+/// - Parameter dependentsFirst: add every B before any A (a graph built "finalize steps first", as
+///   DESIGN.md measured); otherwise each pair is added as A, B.
+func barePairs(dependentsFirst: Bool) -> Double {
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = width
     return seconds {
-        var operations: [Operation] = []
-        operations.reserveCapacity(pairCount * 2)
+        var firsts: [Operation] = []
+        var seconds: [Operation] = []
+        firsts.reserveCapacity(pairCount)
+        seconds.reserveCapacity(pairCount)
         for _ in 0..<pairCount {
             let a = BlockOperation {}
             let b = BlockOperation {}
             b.addDependency(a)
-            operations.append(b)
-            operations.append(a)
+            firsts.append(a)
+            seconds.append(b)
         }
-        queue.addOperations(operations, waitUntilFinished: true)
+        if dependentsFirst {
+            queue.addOperations(seconds + firsts, waitUntilFinished: true)
+        } else {
+            queue.addOperations(zip(firsts, seconds).flatMap { [$0, $1] }, waitUntilFinished: true)
+        }
     }
 }
 
-/// Resident bytes per job while 100,000 jobs wait in a paused dispatcher.
+/// Resident bytes per job while 100,000 jobs wait in a paused dispatcher (job, manager, operation and
+/// the OperationQueue's own bookkeeping). Measured in a fresh child process: in a process that already
+/// freed memory, new objects reuse resident pages and the delta would show almost nothing.
 func bytesPerQueuedJob() -> Double {
     let dispatcher = Dispatcher(name: "bench.memory")
     dispatcher.pauseAll()
+    var jobs: [Job] = []
+    jobs.reserveCapacity(jobCount)
     let before = residentBytes()
-    for _ in 0..<jobCount { dispatcher.add(NoOpJob()) }
+    for _ in 0..<jobCount {
+        let job = NoOpJob()
+        dispatcher.add(job)
+        jobs.append(job)
+    }
     let after = residentBytes()
     dispatcher.resumeAll()
     dispatcher.waitUntilAllJobsAreFinished()
     return Double(after - before) / Double(jobCount)
+}
+
+/// The same measure for bare BlockOperations in a suspended OperationQueue, for comparison.
+func bytesPerQueuedOperation() -> Double {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = width
+    queue.isSuspended = true
+    let before = residentBytes()
+    for _ in 0..<jobCount { queue.addOperation(BlockOperation {}) }
+    let after = residentBytes()
+    queue.isSuspended = false
+    queue.waitUntilAllOperationsAreFinished()
+    return Double(after - before) / Double(jobCount)
+}
+
+/// Runs this benchmark again as `--memory KIND` and reads the number it prints.
+func measureInChild(_ kind: String) -> Double {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    child.arguments = ["--memory", kind]
+    let output = Pipe()
+    child.standardOutput = output
+    do { try child.run() } catch { return .nan }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    child.waitUntilExit()
+    return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+}
+
+if let index = arguments.firstIndex(of: "--memory"), index + 1 < arguments.count {
+    print(arguments[index + 1] == "bare" ? bytesPerQueuedOperation() : bytesPerQueuedJob())
+    exit(0)
+}
+
+if arguments.contains("--profile") {
+    // Only the framework's throughput, for `perf record` / callgrind.
+    for _ in 0..<3 { print(String(format: "%.3f s", frameworkThroughput())) }
+    exit(0)
 }
 
 var results: [String: [Double]] = [:]
@@ -138,8 +193,10 @@ for round in 1...rounds {
     results["framework", default: []].append(frameworkThroughput())
     results["bare", default: []].append(bareThroughput())
     results["framework-pairs", default: []].append(frameworkPairs())
-    results["bare-pairs", default: []].append(barePairs())
-    results["bytes-per-job", default: []].append(bytesPerQueuedJob())
+    results["bare-pairs", default: []].append(barePairs(dependentsFirst: false))
+    results["bare-pairs-parked", default: []].append(barePairs(dependentsFirst: true))
+    results["bytes-per-job", default: []].append(measureInChild("framework"))
+    results["bytes-per-operation", default: []].append(measureInChild("bare"))
     print("  round \(round): done")
 }
 
@@ -147,7 +204,9 @@ let framework = median(results["framework"]!)
 let bare = median(results["bare"]!)
 let frameworkGraph = median(results["framework-pairs"]!)
 let bareGraph = median(results["bare-pairs"]!)
+let bareParked = median(results["bare-pairs-parked"]!)
 let perJob = median(results["bytes-per-job"]!)
+let perOperation = median(results["bytes-per-operation"]!)
 
 func rate(_ count: Int, _ time: Double) -> String { String(format: "%9.0f jobs/s", Double(count) / time) }
 print("")
@@ -157,8 +216,9 @@ print("   bare OperationQueue: \(String(format: "%7.3f s", bare))  \(rate(jobCou
 print("   framework/bare throughput: \(String(format: "%.2f", bare / framework))  (target ≥ 0.50)")
 print("2. \(pairCount) jobs A → B (median of \(rounds))")
 print("   Dispatcher:          \(String(format: "%7.3f s", frameworkGraph))")
-print("   bare OperationQueue: \(String(format: "%7.3f s", bareGraph))")
-print("   speed-up: \(String(format: "%.1f", bareGraph / frameworkGraph))×  (target ≥ 10×)")
+print("   bare OperationQueue, dependents added first: \(String(format: "%7.3f s", bareParked))  → Dispatcher \(String(format: "%.1f", bareParked / frameworkGraph))× faster (target ≥ 10×)")
+print("   bare OperationQueue, each pair added A, B:    \(String(format: "%7.3f s", bareGraph))  → Dispatcher \(String(format: "%.2f", bareGraph / frameworkGraph))× as fast")
 print("3. memory")
-print("   per queued job: \(String(format: "%.0f", perJob)) bytes  (target < 2048)")
-print("   peak RSS: \(String(format: "%.1f", Double(peakResidentBytes()) / 1_048_576)) MiB")
+print("   resident bytes per queued job:            \(String(format: "%5.0f", perJob))  (target < 2048)")
+print("   resident bytes per queued BlockOperation: \(String(format: "%5.0f", perOperation))  (bare queue, for comparison)")
+print("   peak RSS of this process: \(String(format: "%.1f", Double(peakResidentBytes()) / 1_048_576)) MiB")

@@ -35,8 +35,6 @@ open class Job: @unchecked Sendable {
     /// `.main` only in a program that runs the main queue).
     public let callbackQueue: DispatchQueue
 
-    /// Serial; every event of the job goes through it, which gives order and non-overlap.
-    let eventQueue: DispatchQueue
     let core: Locked<Core>
 
     /// Creates a job.
@@ -49,7 +47,6 @@ open class Job: @unchecked Sendable {
         self.tag = tag
         self.createdAt = Date()
         self.callbackQueue = callbackQueue
-        self.eventQueue = DispatchQueue(label: "YXQueue.Job.events", target: callbackQueue)
         self.core = Locked(Core())
     }
 
@@ -188,7 +185,7 @@ open class Job: @unchecked Sendable {
         core.withLock { s in
             guard s.isActive, s.attempt == attempt, s.state == .ready else { return }
             s.state = .executing
-            enqueue(.started, attempt: attempt)
+            enqueue(.started, attempt: attempt, in: &s)
         }
     }
 
@@ -209,7 +206,7 @@ open class Job: @unchecked Sendable {
             if s.lastProgressDelivery == 0 || now >= due {
                 s.lastProgressDelivery = now
                 s.deliveredProgress = clamped
-                enqueue(.progress(clamped), attempt: attempt)
+                enqueue(.progress(clamped), attempt: attempt, in: &s)
             } else if !s.progressFlushScheduled {
                 s.progressFlushScheduled = true
                 DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
@@ -234,7 +231,7 @@ open class Job: @unchecked Sendable {
             }
             s.deliveredProgress = s.progress
             s.lastProgressDelivery = DispatchTime.now().uptimeNanoseconds
-            enqueue(.progress(s.progress), attempt: attempt)
+            enqueue(.progress(s.progress), attempt: attempt, in: &s)
         }
     }
 
@@ -258,7 +255,7 @@ open class Job: @unchecked Sendable {
         result: (any Sendable)? = nil,
         error: (any Error)? = nil
     ) {
-        let ended: (manager: JobManager?, attempt: Int)? = core.withLock { s in
+        let ended: (manager: JobManager?, attempt: Int, unregisterNow: Dispatcher?)? = core.withLock { s in
             guard s.isActive, expected == nil || expected == s.attempt,
                 s.state.canTransition(to: terminal)
             else { return nil }
@@ -270,29 +267,48 @@ open class Job: @unchecked Sendable {
                 s.progress = 1
                 if s.deliveredProgress < 1 {
                     s.deliveredProgress = 1
-                    enqueue(.progress(1), attempt: s.attempt)
+                    enqueue(.progress(1), attempt: s.attempt, in: &s)
                 }
             }
             let attempt = s.attempt
-            enqueue(event, attempt: attempt)
+            enqueue(event, attempt: attempt, in: &s)
+            var unregisterNow: Dispatcher?
             if let dispatcher = s.dispatcher {
-                eventQueue.async { [self] in dispatcher.unregister(self, attempt: attempt) }
+                if let queue = s.eventQueue {
+                    // After the terminal callbacks, so that waiting for the dispatcher includes them.
+                    queue.async { [self] in dispatcher.unregister(self, attempt: attempt) }
+                } else {
+                    unregisterNow = dispatcher
+                }
             }
-            return (s.manager, attempt)
+            return (s.manager, attempt, unregisterNow)
         }
         guard let ended else { return }
+        ended.unregisterNow?.unregister(self, attempt: ended.attempt)
         ended.manager?.attemptDidEnd(ended.attempt)
     }
 
     // MARK: - Event delivery
 
-    /// Must be called with `core` locked, so that events are queued in the order of the transitions.
-    private func enqueue(_ event: JobEvent, attempt: Int) {
-        eventQueue.async { [self] in deliver(event, attempt: attempt) }
+    /// Queues an event for the job's listeners. Called with `core` locked (`s` is the locked state), so
+    /// events are queued in the order of the transitions.
+    ///
+    /// The serial event queue (which targets ``callbackQueue``) is created when the first event finds a
+    /// listener; with no delegate and no observer, nothing is queued at all.
+    private func enqueue(_ event: JobEvent, attempt: Int, in s: inout Core) {
+        guard !s.delegates.isEmpty || !s.observers.isEmpty else { return }
+        let queue: DispatchQueue
+        if let existing = s.eventQueue {
+            queue = existing
+        } else {
+            queue = DispatchQueue(label: "YXQueue.Job.events", target: callbackQueue)
+            s.eventQueue = queue
+        }
+        queue.async { [self] in deliver(event, attempt: attempt, on: queue) }
     }
 
-    private func deliver(_ event: JobEvent, attempt: Int) {
-        dispatchPrecondition(condition: .onQueue(eventQueue))
+    private func deliver(_ event: JobEvent, attempt: Int, on queue: DispatchQueue) {
+        dispatchPrecondition(condition: .onQueue(queue))
         let (delegates, observers) = core.withLock { s in
             s.delegates.removeAll { $0.value == nil }
             let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
@@ -339,6 +355,9 @@ open class Job: @unchecked Sendable {
         var delegates: [WeakDelegate] = []
         var observers: [(id: UInt64, attempt: Int?, handler: Observer)] = []
         var nextObserverID: UInt64 = 0
+        /// Serial, targets the callback queue; every event goes through it, which gives order and
+        /// non-overlap. Created on first use.
+        var eventQueue: DispatchQueue?
 
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }

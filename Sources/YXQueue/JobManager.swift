@@ -67,7 +67,7 @@ open class JobManager: @unchecked Sendable {
     // MARK: - Graph access
 
     /// The operations of the current (or last) attempt.
-    public var operations: [QueueOperation] { graph.withLock { g in g.order } }
+    public var operations: [QueueOperation] { graph.withLock { g in g.nodes.map(\.operation) } }
 
     /// The operations of the current attempt whose ``QueueOperation/resourceIdentifier`` is `identifier`.
     public func operations(withResourceIdentifier identifier: String) -> [QueueOperation] {
@@ -110,10 +110,12 @@ open class JobManager: @unchecked Sendable {
         if mustWait { return }
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeOperations()
-        graph.withLock { g in
-            g.reset(attempt: attempt, dispatcher: dispatcher)
+        let previous = graph.withLock { g in
+            let previous = g.reset(attempt: attempt, dispatcher: dispatcher)
             for operation in operations { g.insert(operation, manager: self) }
+            return previous
         }
+        for operation in previous { operation.unbindIfIdle() }
         advance(attempt: attempt)
     }
 
@@ -125,19 +127,19 @@ open class JobManager: @unchecked Sendable {
             guard g.isLive, g.attempt == attempt, let dispatcher = g.dispatcher else { return .nothing }
             if g.finishedCount == g.nodes.count {
                 g.isLive = false
-                return .finish(g.finishOrder)
+                return .finish(g.finishOrder())
             }
             var ready: [QueueOperation] = []
             var invalid: String?
-            g.pending.removeAll { id in
-                guard let node = g.nodes[id] else { return true }
+            g.pending.removeAll { index in
+                let node = g.nodes[index]
                 var satisfied = true
                 for prerequisite in node.operation.prerequisites {
-                    guard let other = g.nodes[ObjectIdentifier(prerequisite)] else {
+                    guard let other = prerequisite.nodeIndex(in: self, attempt: attempt) else {
                         invalid = "\(node.operation) waits for \(prerequisite), which is not part of the job"
                         return false
                     }
-                    if !other.isFinished { satisfied = false }
+                    if !g.nodes[other].isFinished { satisfied = false }
                 }
                 if satisfied { ready.append(node.operation) }
                 return satisfied
@@ -166,7 +168,7 @@ open class JobManager: @unchecked Sendable {
     }
 
     /// Called by an operation's `start()`; returns whether it may execute.
-    func operationWillExecute(_ operation: QueueOperation, attempt: Int) -> Bool {
+    func operationWillExecute(_ operation: QueueOperation, attempt: Int, index: Int) -> Bool {
         let admitted = graph.withLock { g -> Bool in
             guard g.isLive, g.attempt == attempt else { return false }
             g.executing += 1
@@ -174,17 +176,17 @@ open class JobManager: @unchecked Sendable {
         }
         guard admitted else { return false }
         guard job.isCurrent(attempt: attempt) else {
-            operationDidComplete(operation, attempt: attempt, outcome: .canceled, didExecute: true)
+            operationDidComplete(operation, attempt: attempt, index: index, outcome: .canceled, didExecute: true)
             return false
         }
         job.markExecuting(attempt: attempt)
         return true
     }
 
-    func operation(_ operation: QueueOperation, attempt: Int, didReportProgress fraction: Double) {
+    func operation(_ operation: QueueOperation, attempt: Int, index: Int, didReportProgress fraction: Double) {
         let aggregate: Double? = graph.withLock { g in
             guard g.isLive, g.attempt == attempt else { return nil }
-            return g.setProgress(fraction, of: operation)
+            return g.setProgress(fraction, of: index)
         }
         if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
     }
@@ -192,6 +194,7 @@ open class JobManager: @unchecked Sendable {
     func operationDidComplete(
         _ operation: QueueOperation,
         attempt: Int,
+        index: Int,
         outcome: QueueOperation.Outcome,
         didExecute: Bool
     ) {
@@ -205,14 +208,15 @@ open class JobManager: @unchecked Sendable {
                     g.deferredBegin = nil
                 }
             }
-            guard g.isLive, g.attempt == attempt, g.nodes[ObjectIdentifier(operation)] != nil else { return .none }
+            guard g.isLive, g.attempt == attempt, index < g.nodes.count, g.nodes[index].operation === operation else {
+                return .none
+            }
             g.inFlight -= 1
             switch outcome {
             case .success:
-                let aggregate = g.setProgress(1, of: operation)
-                g.nodes[ObjectIdentifier(operation)]?.isFinished = true
+                let aggregate = g.setProgress(1, of: index)
                 g.finishedCount += 1
-                g.finishOrder.append(operation)
+                g.nodes[index].finishSequence = g.finishedCount
                 return .succeeded(aggregate)
             case .failure(let error):
                 g.isLive = false
@@ -239,75 +243,78 @@ open class JobManager: @unchecked Sendable {
         }
     }
 
-    /// The job's attempt ended (any terminal state): cancel whatever of it is still queued or running.
+    /// The job's attempt ended (any terminal state): cancel whatever of it is still queued or running,
+    /// and let the operations that were never submitted go.
     func attemptDidEnd(_ attempt: Int) {
-        let unfinished: [QueueOperation] = graph.withLock { g in
-            guard g.attempt == attempt else { return [] }
+        let (unfinished, unsubmitted): ([QueueOperation], [QueueOperation]) = graph.withLock { g in
+            guard g.attempt == attempt else { return ([], []) }
             g.isLive = false
+            let unsubmitted = g.pending.map { g.nodes[$0].operation }
             g.pending.removeAll()
-            return g.order.filter { g.nodes[ObjectIdentifier($0)]?.isFinished != true }
+            return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted)
         }
         for operation in unfinished { operation.cancel() }
+        for operation in unsubmitted { operation.unbindIfIdle() }
     }
 
-    /// The graph of one attempt, behind the manager's lock.
+    /// The graph of one attempt, behind the manager's lock. Nodes are found by index; an operation
+    /// knows its index from its binding.
     private struct Graph {
         struct Node {
             let operation: QueueOperation
             let weight: Double
             var progress: Double = 0
-            var isFinished = false
+            /// 1 for the first operation to finish, 2 for the next, …; 0 while unfinished.
+            var finishSequence = 0
+            var isFinished: Bool { finishSequence > 0 }
         }
 
         var attempt = 0
         var isLive = false
         var dispatcher: Dispatcher?
-        var nodes: [ObjectIdentifier: Node] = [:]
-        var order: [QueueOperation] = []
-        var pending: [ObjectIdentifier] = []
+        var nodes: [Node] = []
+        var pending: [Int] = []
         var inFlight = 0
         var finishedCount = 0
-        var finishOrder: [QueueOperation] = []
         var totalWeight: Double = 0
         var weightedProgress: Double = 0
         /// Operations inside `execute` (of any attempt).
         var executing = 0
         var deferredBegin: (Int, Dispatcher)?
 
-        mutating func reset(attempt: Int, dispatcher: Dispatcher) {
+        /// Starts a new attempt; returns the previous attempt's operations.
+        mutating func reset(attempt: Int, dispatcher: Dispatcher) -> [QueueOperation] {
+            let previous = nodes.map(\.operation)
             self.attempt = attempt
             self.dispatcher = dispatcher
             isLive = true
-            nodes = [:]
-            order = []
+            nodes = []
             pending = []
             inFlight = 0
             finishedCount = 0
-            finishOrder = []
             totalWeight = 0
             weightedProgress = 0
+            return previous
         }
 
         mutating func insert(_ operation: QueueOperation, manager: JobManager) {
-            let id = ObjectIdentifier(operation)
-            guard nodes[id] == nil else { return }
-            operation.bind(to: manager, attempt: attempt)
+            let index = nodes.count
+            guard operation.bind(to: manager, attempt: attempt, index: index) else { return }
             let node = Node(operation: operation, weight: max(0, operation.progressWeight))
-            nodes[id] = node
-            order.append(operation)
-            pending.append(id)
+            nodes.append(node)
+            pending.append(index)
             totalWeight += node.weight
         }
 
+        func finishOrder() -> [QueueOperation] {
+            nodes.sorted { $0.finishSequence < $1.finishSequence }.map(\.operation)
+        }
+
         /// Sets one operation's progress and returns the weighted aggregate.
-        mutating func setProgress(_ fraction: Double, of operation: QueueOperation) -> Double {
-            let id = ObjectIdentifier(operation)
-            if var node = nodes[id] {
-                let clamped = min(1, max(0, fraction))
-                weightedProgress += node.weight * (clamped - node.progress)
-                node.progress = clamped
-                nodes[id] = node
-            }
+        mutating func setProgress(_ fraction: Double, of index: Int) -> Double {
+            let clamped = min(1, max(0, fraction))
+            weightedProgress += nodes[index].weight * (clamped - nodes[index].progress)
+            nodes[index].progress = clamped
             return totalWeight > 0 ? weightedProgress / totalWeight : 0
         }
     }

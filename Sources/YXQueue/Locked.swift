@@ -1,26 +1,58 @@
-import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A value behind a lock: all mutable state of an object in one struct, touched only inside
 /// ``withLock(_:)``.
 ///
-/// It has the shape of `Synchronization.Mutex`, but is built on `NSLock` (a pthread mutex): on Linux,
-/// Thread Sanitizer cannot see `Mutex`, whose futex calls it does not intercept, and reports races on
-/// correctly locked data. With a pthread mutex the whole suite can run under `--sanitize=thread`.
+/// It has the shape of `Synchronization.Mutex`, but is built on a pthread mutex: on Linux, Thread
+/// Sanitizer cannot see `Mutex` (its futex calls are not intercepted) and reports races on correctly
+/// locked data, while pthread mutexes are understood, so the whole suite runs under
+/// `--sanitize=thread`. The value and the mutex share one allocation.
 ///
 /// - Important: Never call user code (delegates, closures, overridable methods) inside `withLock`.
-package final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+package struct Locked<Value>: @unchecked Sendable {
+    private let storage: Storage
 
     package init(_ value: Value) {
-        self.value = value
+        storage = Storage.make(value)
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        try storage.withLock(body)
+    }
+
+    @usableFromInline
+    final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
+        static func make(_ value: Value) -> Storage {
+            let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+            buffer.withUnsafeMutablePointerToElements { mutex in
+                let result = pthread_mutex_init(mutex, nil)
+                precondition(result == 0, "pthread_mutex_init failed: \(result)")
+            }
+            return unsafeDowncast(buffer, to: Storage.self)
+        }
+
+        @inlinable
+        func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+            try withUnsafeMutablePointers { value, mutex in
+                pthread_mutex_lock(mutex)
+                defer { pthread_mutex_unlock(mutex) }
+                return try body(&value.pointee)
+            }
+        }
+
+        // ManagedBuffer destroys the header (the value) itself; the mutex is the one element.
+        deinit {
+            withUnsafeMutablePointerToElements { mutex in
+                _ = pthread_mutex_destroy(mutex)
+            }
+        }
     }
 }

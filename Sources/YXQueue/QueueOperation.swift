@@ -70,9 +70,8 @@ open class QueueOperation: Operation, @unchecked Sendable {
     /// Reports the fraction of this operation's work that is done (0…1). Cheap; call it as often as you
     /// like: the job aggregates and throttles.
     public func reportProgress(_ fraction: Double) {
-        let owner = box.withLock { s in s.phase == .executing ? s.owner : nil }
-        guard let owner, let manager = owner.manager else { return }
-        manager.operation(self, attempt: owner.attempt, didReportProgress: fraction)
+        guard let owner = box.withLock({ s in s.phase == .executing ? s.owner : nil }) else { return }
+        owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didReportProgress: fraction)
     }
 
     /// The weight of this operation in the job's aggregated progress (default 1; 0 = not counted). Set it
@@ -84,10 +83,10 @@ open class QueueOperation: Operation, @unchecked Sendable {
 
     // MARK: - Relations
 
-    /// The manager running this operation.
+    /// The manager running this operation (from when the manager takes it until it finishes).
     public var manager: JobManager? { box.withLock { $0.owner?.manager } }
-    /// The job this operation works for.
-    public var job: Job? { manager?.job }
+    /// The job this operation works for (from when the manager takes it until it finishes).
+    public var job: Job? { box.withLock { $0.owner?.job } }
 
     /// Operations that must finish successfully before this one is submitted to its queue.
     public var prerequisites: [QueueOperation] { box.withLock { $0.prerequisites } }
@@ -139,8 +138,8 @@ open class QueueOperation: Operation, @unchecked Sendable {
             return (true, s.owner)
         }
         guard claim.claimed else { return }
-        guard !isCancelled, let attempt = claim.owner?.attempt, let manager = claim.owner?.manager,
-            manager.operationWillExecute(self, attempt: attempt)
+        guard !isCancelled, let owner = claim.owner,
+            owner.manager.operationWillExecute(self, attempt: owner.attempt, index: owner.index)
         else {
             finish(.canceled, notify: nil)
             return
@@ -191,32 +190,74 @@ open class QueueOperation: Operation, @unchecked Sendable {
             if s.outcome == nil { s.outcome = outcome }
             return s.phase == .executing
         }
-        if let owner, let manager = owner.manager {
-            manager.operationDidComplete(self, attempt: owner.attempt, outcome: outcome, didExecute: true)
+        if let owner {
+            owner.manager.operationDidComplete(
+                self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: true)
         }
         if wasExecuting { willChangeValue(forKey: "isExecuting") }
         willChangeValue(forKey: "isFinished")
-        box.withLock { $0.phase = .finished }
+        box.withLock { s in
+            s.phase = .finished
+            s.owner = nil  // the job, its manager and this operation no longer hold each other
+        }
         if wasExecuting { didChangeValue(forKey: "isExecuting") }
         didChangeValue(forKey: "isFinished")
     }
 
     // MARK: - Binding (called by JobManager)
 
-    func bind(to manager: JobManager, attempt: Int) {
-        box.withLock { s in s.owner = Owner(manager: manager, attempt: attempt) }
+    /// Hands the operation to `manager` for `attempt`, as node `index` of its graph.
+    ///
+    /// - Returns: false when it already belongs to that attempt (added twice).
+    func bind(to manager: JobManager, attempt: Int, index: Int) -> Bool {
+        box.withLock { s in
+            let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
+            if let current = s.place, current.manager == place.manager, current.attempt == attempt { return false }
+            precondition(
+                s.phase == .idle,
+                "\(self) already ran: an operation runs once, so makeOperations() must build new ones for each attempt")
+            s.owner = Owner(manager: manager, job: manager.job, attempt: attempt, index: index)
+            s.place = place
+            return true
+        }
     }
 
-    /// Weak, so that a manager and its operations do not keep each other alive.
+    /// The operation's index in `manager`'s graph for `attempt`, if it belongs to it.
+    func nodeIndex(in manager: JobManager, attempt: Int) -> Int? {
+        box.withLock { s in
+            guard let place = s.place, place.manager == ObjectIdentifier(manager), place.attempt == attempt else {
+                return nil
+            }
+            return place.index
+        }
+    }
+
+    /// Lets go of the job and manager of an operation that was never started (its attempt ended).
+    func unbindIfIdle() {
+        box.withLock { s in if s.phase == .idle { s.owner = nil } }
+    }
+
+    /// Strong references, held only while the operation belongs to a live attempt: released when it
+    /// finishes, or when its attempt ends before it was submitted.
     private struct Owner {
-        weak var manager: JobManager?
+        let manager: JobManager
+        let job: Job
         let attempt: Int
+        let index: Int
+    }
+
+    /// Where the operation sits in a graph; kept after it finished, so dependents can find it.
+    private struct Place {
+        let manager: ObjectIdentifier
+        let attempt: Int
+        let index: Int
     }
 
     private struct State {
         enum Phase { case idle, starting, executing, finished }
         var phase = Phase.idle
         var owner: Owner?
+        var place: Place?
         var prerequisites: [QueueOperation] = []
         var weight: Double = 1
         var outcome: Outcome?
