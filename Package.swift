@@ -6,16 +6,51 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "YXQueue", targets: ["YXQueue"]),
+        .library(name: "YXDownload", targets: ["YXDownload"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // The job-queue framework: Foundation, Dispatch and Synchronization only, no C library.
         .target(name: "YXQueue"),
+
+        // libcurl through pkg-config, with typed wrappers for its variadic functions.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        // The curl-backed downloader: the reference job of the framework.
+        .target(
+            name: "YXDownload",
+            dependencies: [
+                "YXQueue",
+                "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // A loopback HTTP server for tests, benchmarks and the demo (SwiftNIO). Not a product.
+        .target(
+            name: "YXTestServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         .executableTarget(
             name: "YXQueueBenchmark",
             dependencies: ["YXQueue"],
             path: "Benchmarks/YXQueueBenchmark"
         ),
         .testTarget(name: "YXQueueTests", dependencies: ["YXQueue"]),
+        .testTarget(name: "YXTestServerTests", dependencies: ["YXTestServer"]),
+        .testTarget(name: "YXDownloadTests", dependencies: ["YXDownload", "YXTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

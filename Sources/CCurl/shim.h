@@ -1,0 +1,88 @@
+// Typed, non-variadic wrappers over libcurl for Swift, which cannot call C variadic functions.
+// One wrapper per argument type curl expects; every option is passed with its exact C type.
+#ifndef YX_CCURL_SHIM_H
+#define YX_CCURL_SHIM_H
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <stdint.h>
+
+// MARK: easy handle options
+
+static inline CURLcode yx_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode yx_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode yx_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode yx_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode yx_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// For CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION.
+static inline CURLcode yx_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+/// For CURLOPT_XFERINFOFUNCTION.
+static inline CURLcode yx_easy_setopt_xferinfo_callback(CURL *handle, curl_xferinfo_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+
+// MARK: easy handle information
+
+static inline CURLcode yx_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode yx_easy_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode yx_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode yx_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+// MARK: multi handle options
+
+static inline CURLMcode yx_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+// MARK: constants Swift does not import (function-like or composite macros)
+
+static const long YX_CURLPAUSE_CONT = CURLPAUSE_CONT;
+static const size_t YX_CURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
+static const long YX_CURL_HTTP_VERSION_2TLS = CURL_HTTP_VERSION_2TLS;
+
+// MARK: process-wide initialisation
+
+/// Initialises libcurl once. OpenSSL is first initialised without its atexit handler: that handler can
+/// run while curl handles are still being freed on other threads at process exit and double-free
+/// (swift-corelibs-foundation hit this and fixed it the same way). Looked up with dlsym, so nothing
+/// breaks when curl uses another TLS library.
+static inline CURLcode yx_curl_global_init(void) {
+    typedef int (*openssl_init_fn)(uint64_t, const void *);
+    openssl_init_fn openssl_init = (openssl_init_fn)dlsym(RTLD_DEFAULT, "OPENSSL_init_crypto");
+    if (openssl_init != NULL) {
+        const uint64_t no_atexit = 0x00080000L; // OPENSSL_INIT_NO_ATEXIT
+        openssl_init(no_atexit, NULL);
+    }
+    return curl_global_init(CURL_GLOBAL_ALL);
+}
+
+#endif

@@ -1,0 +1,46 @@
+internal import CCurl
+import Foundation
+
+/// Turns a libcurl result into a ``DownloadError`` (the shape of corelibs' `urlErrorCode(for:)`).
+enum CurlErrorMapping {
+    static func error(for code: CURLcode, transfer: Transfer) -> DownloadError {
+        var osErrno = 0
+        if let handle = transfer.handle {
+            _ = yx_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osErrno)
+        }
+        let detail = transfer.curlErrorMessage ?? String(cString: curl_easy_strerror(code))
+        let status = transfer.response.status > 0 ? transfer.response.status : nil
+        func make(_ kind: DownloadError.Kind) -> DownloadError {
+            DownloadError(
+                kind, detail, url: transfer.redactedURL, httpStatus: status, curlCode: Int(code.rawValue),
+                osErrno: osErrno == 0 ? nil : Int32(osErrno), retryAfter: transfer.response.retryAfter)
+        }
+        switch code {
+        case CURLE_URL_MALFORMAT:
+            return make(.invalidURL)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return make(.unsupportedScheme)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return make(.couldNotResolve)
+        case CURLE_COULDNT_CONNECT:
+            return make(.couldNotConnect)
+        case CURLE_OPERATION_TIMEDOUT:
+            return make(.timedOut)
+        case CURLE_PARTIAL_FILE:
+            return make(.partialBody)
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return make(.connectionLost)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return make(.tooManyRedirects)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+            CURLE_SSL_CRL_BADFILE, CURLE_SSL_SHUTDOWN_FAILED:
+            return make(.tls)
+        case CURLE_WRITE_ERROR:
+            return make(.fileSystem)
+        default:
+            return make(.transfer)
+        }
+    }
+}

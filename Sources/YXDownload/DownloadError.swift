@@ -1,0 +1,100 @@
+import Foundation
+
+/// Why a download failed: one error type for curl, HTTP, file-system and verification failures.
+///
+/// ``isTransient`` says whether trying again can help. The table (see SPEC §4):
+///
+/// | what happened | transient |
+/// |---|---|
+/// | connection refused, reset, or closed early (`couldNotConnect`, `connectionLost`, `partialBody`) | yes |
+/// | no byte for the stall timeout, or no connection within the connect timeout (`timedOut`) | yes |
+/// | HTTP 408, 429, 500, 502, 503, 504 | yes |
+/// | other HTTP errors: 404, 403, 410, 401, … | no |
+/// | a host name that does not resolve (`couldNotResolve`) | no |
+/// | TLS certificate not trusted, TLS handshake failure | no |
+/// | a scheme other than http/https, in the URL or a redirect | no |
+/// | more than 10 redirects | no |
+/// | checksum or length mismatch | no (the bytes are known bad; the `.part` is deleted) |
+/// | the server changed the file while a segmented download was running | yes (restarts from zero) |
+/// | a local file error (disk full, permission) | no |
+public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What kind of failure it was.
+    public enum Kind: String, Sendable, Equatable {
+        case invalidURL
+        case unsupportedScheme
+        case couldNotResolve
+        case couldNotConnect
+        case connectionLost
+        case timedOut
+        case partialBody
+        case tls
+        case tooManyRedirects
+        case httpStatus
+        case unexpectedResponse
+        case validatorChanged
+        case lengthMismatch
+        case checksumMismatch
+        case fileSystem
+        case transfer
+    }
+
+    /// What kind of failure it was.
+    public var kind: Kind
+    /// A one-line explanation for people.
+    public var message: String
+    /// The URL, with any user name and password removed.
+    public var url: String
+    /// The HTTP status of the final response, when there was one.
+    public var httpStatus: Int?
+    /// libcurl's result code, when curl reported the failure.
+    public var curlCode: Int?
+    /// The operating system's error number, when there was one.
+    public var osErrno: Int32?
+    /// How long the server asked us to wait (`Retry-After`), in seconds.
+    public var retryAfter: TimeInterval?
+
+    /// Creates an error.
+    public init(
+        _ kind: Kind,
+        _ message: String,
+        url: String,
+        httpStatus: Int? = nil,
+        curlCode: Int? = nil,
+        osErrno: Int32? = nil,
+        retryAfter: TimeInterval? = nil
+    ) {
+        self.kind = kind
+        self.message = message
+        self.url = url
+        self.httpStatus = httpStatus
+        self.curlCode = curlCode
+        self.osErrno = osErrno
+        self.retryAfter = retryAfter
+    }
+
+    /// Whether trying again may succeed (see the table on ``DownloadError``).
+    public var isTransient: Bool {
+        switch kind {
+        case .couldNotConnect, .connectionLost, .timedOut, .partialBody, .validatorChanged:
+            true
+        case .httpStatus:
+            httpStatus.map(Self.transientStatuses.contains) ?? false
+        case .invalidURL, .unsupportedScheme, .couldNotResolve, .tls, .tooManyRedirects, .unexpectedResponse,
+            .lengthMismatch, .checksumMismatch, .fileSystem, .transfer:
+            false
+        }
+    }
+
+    /// HTTP statuses that are worth retrying.
+    public static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+    public var description: String {
+        if let httpStatus, kind == .httpStatus { return "HTTP \(httpStatus) for \(url)" }
+        return "\(message) (\(url))"
+    }
+
+    /// A file-system error from `errno`.
+    static func fileSystem(_ what: String, path: String, errno code: Int32 = errno, url: String) -> DownloadError {
+        DownloadError(.fileSystem, "\(what) \(path): \(String(cString: strerror(code)))", url: url, osErrno: code)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import YXQueue
+
+/// Builds a download's operation graph: probe → N parts → finalize.
+///
+/// The probe decides, from the disk and (for a segmented download) one small request, what is left to
+/// fetch; when it finishes, the manager adds one part operation per unfinished segment and makes the
+/// finalize step wait for all of them. This is the original YXQueue's reason for a JobManager:
+/// operations with dependencies between them.
+final class DownloadJobManager: JobManager, @unchecked Sendable {
+    private let current = Locked<(session: DownloadSession, finalize: FinalizeOperation)?>(nil)
+
+    /// The session of the current attempt.
+    var session: DownloadSession? { current.withLock { $0?.session } }
+
+    override func makeOperations() -> [QueueOperation] {
+        let job = job as! DownloadJob
+        let session = DownloadSession(
+            url: job.url, finalFile: job.destination, options: job.options, checksum: job.checksum, engine: job.engine)
+        let probe = ProbeOperation(model: job.probeModel, resourceIdentifier: "probe")
+        probe.session = session
+        probe.progressWeight = 0
+        let finalize = FinalizeOperation(model: job.finalizeModel, resourceIdentifier: "finalize")
+        finalize.session = session
+        finalize.progressWeight = 0
+        finalize.addPrerequisite(probe)
+        current.withLock { $0 = (session, finalize) }
+        return [probe, finalize]
+    }
+
+    override func operationDidFinish(_ operation: QueueOperation) {
+        guard operation is ProbeOperation, let (session, finalize) = current.withLock({ $0 }),
+            session.plan == .transfer
+        else { return }
+        let job = job as! DownloadJob
+        var parts: [PartOperation] = []
+        for index in 0..<session.segmentCount where !session.isSegmentComplete(index) {
+            let part = PartOperation(model: job.transferModel, resourceIdentifier: "part \(index)")
+            part.session = session
+            part.segment = index
+            part.progressWeight = Double(max(1, session.remainingBytes(index) ?? 1))
+            part.addPrerequisite(operation)
+            finalize.addPrerequisite(part)
+            parts.append(part)
+        }
+        addOperations(parts)
+    }
+}

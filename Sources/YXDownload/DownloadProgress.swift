@@ -1,0 +1,15 @@
+/// A snapshot of a download's progress, for progress bars.
+public struct DownloadProgress: Sendable, Equatable {
+    /// Bytes of the file that are done (including bytes resumed from an earlier run).
+    public var bytes: Int64
+    /// The file's length, once known.
+    public var total: Int64?
+    /// Bytes received over the last few seconds, per second.
+    public var bytesPerSecond: Double
+
+    /// The fraction done, once the length is known.
+    public var fraction: Double? {
+        guard let total else { return nil }
+        return total == 0 ? 1 : min(1, Double(bytes) / Double(total))
+    }
+}

@@ -1,0 +1,425 @@
+import Foundation
+import YXQueue
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The state of one attempt of one download, shared by its operations: the `.part` file, the resume
+/// sidecar, the plan, and the counters.
+///
+/// Methods marked "engine thread" are called from transfer callbacks and never block beyond a `pwrite`
+/// (and, about once a second, a small atomic sidecar write).
+final class DownloadSession: @unchecked Sendable {
+    /// What the probe decided.
+    enum Plan: Equatable {
+        case undecided
+        /// The file exists and overwrite is off.
+        case skip
+        /// The `.part` already holds the whole body.
+        case finalizeOnly
+        /// Transfer the unfinished segments.
+        case transfer
+    }
+
+    let url: URL
+    let redactedURL: String
+    let finalFile: URL
+    let partFile: URL
+    let metaFile: URL
+    let options: DownloadOptions
+    let checksum: Checksum?
+    let engine: TransferEngine
+
+    private let state: Locked<State>
+
+    private struct State {
+        var plan = Plan.undecided
+        var resume: ResumeState
+        var fd: Int32 = -1
+        var resumedFrom: Int64 = 0
+        var received: Int64 = 0
+        var lastPersist: UInt64 = 0
+        var speed = SpeedMeter()
+        /// The response's validator differs from what the `.part` was made of: start over next time.
+        var invalidated = false
+    }
+
+    init(url: URL, finalFile: URL, options: DownloadOptions, checksum: Checksum?, engine: TransferEngine) {
+        self.url = url
+        self.redactedURL = url.redactedString
+        self.finalFile = finalFile
+        self.partFile = finalFile.appendingPathExtension("part")
+        self.metaFile = finalFile.appendingPathExtension("part").appendingPathExtension("meta")
+        self.options = options
+        self.checksum = checksum
+        self.engine = engine
+        state = Locked(State(resume: ResumeState(url: url.redactedString, segments: [])))
+    }
+
+    deinit {
+        let fd = state.withLock { $0.fd }
+        if fd >= 0 { close(fd) }
+    }
+
+    var plan: Plan { state.withLock { $0.plan } }
+    var segmentCount: Int { state.withLock { $0.resume.segments.count } }
+
+    func isSegmentComplete(_ index: Int) -> Bool {
+        state.withLock { s in index < s.resume.segments.count && s.resume.segments[index].isComplete }
+    }
+
+    /// Bytes still to fetch for a segment (nil = unknown).
+    func remainingBytes(_ index: Int) -> Int64? {
+        state.withLock { s in s.resume.segments[index].length.map { $0 - s.resume.segments[index].done } }
+    }
+
+    var progress: DownloadProgress {
+        state.withLock { s in
+            DownloadProgress(bytes: s.resume.doneBytes, total: s.resume.total, bytesPerSecond: s.speed.bytesPerSecond())
+        }
+    }
+
+    // MARK: - Probe (local)
+
+    /// Looks at the disk: skip, finalize a complete `.part`, resume, or start fresh.
+    ///
+    /// - Returns: whether a network probe is needed to plan segments.
+    func prepare() throws(DownloadError) -> Bool {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw DownloadError(.unsupportedScheme, "only http and https URLs are supported", url: redactedURL)
+        }
+        let files = FileManager.default
+        if files.fileExists(atPath: finalFile.path) && !options.overwrite {
+            state.withLock { $0.plan = .skip }
+            return false
+        }
+        let directory = finalFile.deletingLastPathComponent()
+        do {
+            try files.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw DownloadError.fileSystem("cannot create directory", path: directory.path, url: redactedURL)
+        }
+        let saved = files.fileExists(atPath: partFile.path) ? ResumeState.load(from: metaFile) : nil
+        let fd = open(partFile.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partFile.path, url: redactedURL) }
+        var info = stat()
+        fstat(fd, &info)
+        let size = Int64(info.st_size)
+
+        return state.withLock { s -> Bool in
+            s.fd = fd
+            if var saved, saved.url == redactedURL, saved.validator != nil || saved.isComplete {
+                if saved.segments.count == 1, saved.segments[0].start == 0 {
+                    // One stream writes in order: the file's size is the truth (the sidecar may lag).
+                    let limit = saved.segments[0].length ?? size
+                    saved.segments[0].done = min(size, limit)
+                } else {
+                    for index in saved.segments.indices {
+                        let segment = saved.segments[index]
+                        saved.segments[index].done = max(0, min(segment.done, size - segment.start))
+                    }
+                }
+                if let total = saved.total, size > total {
+                    Self.startOver(&s, fd: fd, url: redactedURL)
+                } else {
+                    s.resume = saved
+                    s.resumedFrom = saved.doneBytes
+                    if saved.isComplete, let total = saved.total, size == total {
+                        s.plan = .finalizeOnly
+                        return false
+                    }
+                }
+            } else {
+                Self.startOver(&s, fd: fd, url: redactedURL)
+            }
+            s.plan = .transfer
+            if s.resume.segments.count > 1 { return true }  // confirm the validator before resuming parts
+            if options.connections > 1 && s.resume.doneBytes == 0 { return true }
+            if s.resume.segments.isEmpty { s.resume.segments = [.init(start: 0, end: nil, done: 0)] }
+            return false
+        }
+    }
+
+    private static func startOver(_ s: inout State, fd: Int32, url: String) {
+        _ = ftruncate(fd, 0)
+        s.resume = ResumeState(url: url, segments: [])
+        s.resumedFrom = 0
+    }
+
+    // MARK: - Probe (network, engine thread)
+
+    /// The request of the network probe: the first byte, to learn the length, the validator and whether
+    /// ranges work.
+    func probeRequest() -> TransferRequest {
+        var request = baseRequest()
+        request.rangeStart = 0
+        request.rangeEnd = 0
+        return request
+    }
+
+    /// Plans segments from the probe's response. Engine thread.
+    func applyProbe(_ response: TransferResponse) -> DownloadError? {
+        switch response.status {
+        case 206:
+            guard let range = response.contentRange, let total = range.total else {
+                return DownloadError(.unexpectedResponse, "206 without a usable Content-Range", url: redactedURL, httpStatus: 206)
+            }
+            state.withLock { s in
+                let sameEntity =
+                    s.resume.total == total && s.resume.validator != nil
+                    && s.resume.validator == ResumeState(url: "", etag: response.etag, lastModified: response.lastModified, segments: []).validator
+                if !(sameEntity && s.resume.segments.count > 1) {
+                    Self.startOver(&s, fd: s.fd, url: redactedURL)
+                    s.resume.etag = response.etag
+                    s.resume.lastModified = response.lastModified
+                    s.resume.total = total
+                    s.resume.segments = Self.segments(total: total, options: options)
+                }
+                persistLocked(&s, force: true)
+            }
+            return nil
+        case 416 where response.contentRange?.total == 0:
+            // An empty file: nothing to fetch.
+            state.withLock { s in
+                Self.startOver(&s, fd: s.fd, url: redactedURL)
+                s.resume.etag = response.etag
+                s.resume.lastModified = response.lastModified
+                s.resume.total = 0
+                s.resume.segments = [.init(start: 0, end: -1, done: 0)]
+            }
+            return nil
+        case 200:
+            // Ranges not supported: one stream from zero.
+            state.withLock { s in
+                Self.startOver(&s, fd: s.fd, url: redactedURL)
+                s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+            }
+            return nil
+        default:
+            return httpError(response)
+        }
+    }
+
+    private static func segments(total: Int64, options: DownloadOptions) -> [ResumeState.Segment] {
+        guard total > 0 else { return [.init(start: 0, end: -1, done: 0)] }
+        let minimum = max(1, options.minimumSegmentSize)
+        let count = Int(max(1, min(Int64(options.connections), total / minimum)))
+        let size = (total + Int64(count) - 1) / Int64(count)
+        return (0..<count).map { index in
+            let start = Int64(index) * size
+            return .init(start: start, end: min(total, start + size) - 1, done: 0)
+        }
+    }
+
+    // MARK: - Parts (engine thread)
+
+    private func baseRequest() -> TransferRequest {
+        TransferRequest(
+            url: url, headers: options.headers, userAgent: options.userAgent, connectTimeout: options.connectTimeout,
+            stallTimeout: options.stallTimeout, verifyTLS: options.verifyTLS)
+    }
+
+    /// The request that fetches the rest of a segment, validated with `If-Range` when resuming.
+    func request(forSegment index: Int) -> TransferRequest {
+        var request = baseRequest()
+        state.withLock { s in
+            let segment = s.resume.segments[index]
+            let isSingle = s.resume.segments.count == 1
+            if isSingle && segment.next == 0 { return }
+            request.rangeStart = segment.next
+            request.rangeEnd = isSingle ? nil : segment.end
+            request.ifRange = s.resume.validator
+        }
+        return request
+    }
+
+    /// Checks a part's response before any byte of it is written.
+    func accept(_ response: TransferResponse, segment index: Int, requested: TransferRequest) -> DownloadError? {
+        state.withLock { s -> DownloadError? in
+            let isSingle = s.resume.segments.count == 1
+            switch (requested.rangeStart, response.status) {
+            case (nil, 200):
+                recordEntity(&s, response, total: response.isChunked ? nil : response.contentLength)
+                return nil
+            case (let start?, 206):
+                guard let range = response.contentRange, range.start == start else {
+                    return DownloadError(.unexpectedResponse, "the server sent another range than asked", url: redactedURL, httpStatus: 206)
+                }
+                if let total = range.total, let known = s.resume.total, total != known {
+                    s.invalidated = true
+                    return DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL)
+                }
+                if isSingle, let total = range.total { recordEntity(&s, response, total: total) }
+                return nil
+            case (.some, 200):
+                guard isSingle else {
+                    s.invalidated = true
+                    return DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL)
+                }
+                // Range ignored or the file changed: the body is the whole file; start over.
+                Self.startOver(&s, fd: s.fd, url: redactedURL)
+                s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+                recordEntity(&s, response, total: response.isChunked ? nil : response.contentLength)
+                return nil
+            case (let start?, 416):
+                if isSingle, let total = response.contentRange?.total, total == start {
+                    // The `.part` already holds the whole body.
+                    s.resume.total = total
+                    s.resume.segments[0].end = total - 1
+                    s.resume.segments[0].done = total
+                    persistLocked(&s, force: true)
+                    return DownloadError(.transfer, "already complete", url: redactedURL)
+                }
+                s.invalidated = true
+                return httpError(response)
+            default:
+                return httpError(response)
+            }
+        }
+    }
+
+    private func recordEntity(_ s: inout State, _ response: TransferResponse, total: Int64?) {
+        s.resume.etag = response.etag
+        s.resume.lastModified = response.lastModified
+        s.resume.total = total
+        if s.resume.segments.count == 1 { s.resume.segments[0].end = total.map { $0 - 1 } }
+        persistLocked(&s, force: true)
+    }
+
+    private func httpError(_ response: TransferResponse) -> DownloadError {
+        DownloadError(
+            .httpStatus, "HTTP \(response.status)", url: redactedURL, httpStatus: response.status,
+            retryAfter: response.retryAfter)
+    }
+
+    /// Writes body bytes at the segment's next offset.
+    func write(_ bytes: UnsafeRawBufferPointer, segment index: Int) -> DownloadError? {
+        state.withLock { s -> DownloadError? in
+            let segment = s.resume.segments[index]
+            if let end = segment.end, segment.next + Int64(bytes.count) - 1 > end {
+                return DownloadError(.unexpectedResponse, "the server sent more bytes than asked", url: redactedURL)
+            }
+            var written = 0
+            while written < bytes.count {
+                let result = pwrite(
+                    s.fd, bytes.baseAddress! + written, bytes.count - written, off_t(segment.next + Int64(written)))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return DownloadError.fileSystem("cannot write", path: partFile.path, url: redactedURL)
+                }
+                written += result
+            }
+            s.resume.segments[index].done += Int64(bytes.count)
+            s.received += Int64(bytes.count)
+            s.speed.add(Int64(bytes.count))
+            persistLocked(&s, force: false)
+            return nil
+        }
+    }
+
+    /// The segment's fraction done (for operation progress).
+    func fraction(ofSegment index: Int) -> Double {
+        state.withLock { s in
+            let segment = s.resume.segments[index]
+            guard let length = segment.length else { return 0 }
+            return length == 0 ? 1 : Double(segment.done) / Double(length)
+        }
+    }
+
+    /// A transfer of the segment ended without error: was the segment really all there?
+    func completeSegment(_ index: Int) -> DownloadError? {
+        state.withLock { s -> DownloadError? in
+            let segment = s.resume.segments[index]
+            if let length = segment.length {
+                guard segment.done == length else {
+                    return DownloadError(.partialBody, "the body ended early (\(segment.done) of \(length) bytes)", url: redactedURL)
+                }
+            } else {
+                // Unknown length (chunked): what arrived is the file.
+                s.resume.segments[index].end = segment.start + segment.done - 1
+                s.resume.total = segment.start + segment.done
+            }
+            persistLocked(&s, force: true)
+            return nil
+        }
+    }
+
+    // MARK: - Sidecar
+
+    /// Saves the sidecar now.
+    func persist() {
+        state.withLock { s in persistLocked(&s, force: true) }
+    }
+
+    private func persistLocked(_ s: inout State, force: Bool) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard force || now - s.lastPersist > 1_000_000_000 else { return }
+        s.lastPersist = now
+        if s.invalidated {
+            try? FileManager.default.removeItem(at: metaFile)
+            return
+        }
+        try? s.resume.save(to: metaFile)
+    }
+
+    // MARK: - Finalize
+
+    /// Verifies the `.part` (length, checksum), syncs it, and renames it to the final name.
+    func finalize() throws(DownloadError) -> DownloadResult {
+        let (plan, fd, resume, resumedFrom, received) = state.withLock { s in
+            (s.plan, s.fd, s.resume, s.resumedFrom, s.received)
+        }
+        if plan == .skip {
+            let size = ((try? FileManager.default.attributesOfItem(atPath: finalFile.path))?[.size] as? NSNumber)?.int64Value ?? 0
+            return DownloadResult(
+                outcome: .skippedExisting, url: redactedURL, file: finalFile, bytes: size, bytesReceived: 0,
+                resumedFrom: 0, sha256: nil)
+        }
+        var info = stat()
+        fstat(fd, &info)
+        let size = Int64(info.st_size)
+        if let total = resume.total, size != total || !resume.isComplete {
+            if size > total { discard() }
+            throw DownloadError(.lengthMismatch, "the file has \(size) bytes, the server announced \(total)", url: redactedURL)
+        }
+        var algorithms = Set<Checksum.Algorithm>()
+        if let checksum { algorithms.insert(checksum.algorithm) }
+        if options.computeSHA256 { algorithms.insert(.sha256) }
+        var digests: [Checksum.Algorithm: String] = [:]
+        if !algorithms.isEmpty {
+            do {
+                digests = try MultiHasher.digests(ofFileAt: partFile.path, algorithms: algorithms)
+            } catch {
+                throw DownloadError.fileSystem("cannot read", path: partFile.path, url: redactedURL)
+            }
+        }
+        if let checksum, digests[checksum.algorithm] != checksum.hex {
+            discard()
+            throw DownloadError(
+                .checksumMismatch,
+                "\(checksum.algorithm.rawValue) mismatch: expected \(checksum.hex), got \(digests[checksum.algorithm] ?? "?")",
+                url: redactedURL)
+        }
+        guard fsync(fd) == 0 else { throw DownloadError.fileSystem("cannot sync", path: partFile.path, url: redactedURL) }
+        guard rename(partFile.path, finalFile.path) == 0 else {
+            throw DownloadError.fileSystem("cannot rename to", path: finalFile.path, url: redactedURL)
+        }
+        try? FileManager.default.removeItem(at: metaFile)
+        return DownloadResult(
+            outcome: plan == .finalizeOnly ? .finalizedExisting : .downloaded, url: redactedURL, file: finalFile,
+            bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])
+    }
+
+    /// The bytes are known bad: remove the `.part` and its sidecar.
+    func discard() {
+        state.withLock { s in
+            s.invalidated = true
+            _ = ftruncate(s.fd, 0)
+        }
+        try? FileManager.default.removeItem(at: partFile)
+        try? FileManager.default.removeItem(at: metaFile)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The sidecar beside a `.part` file (`NAME.part.meta`): what makes resuming safe.
+///
+/// It records which server entity the bytes came from (validator and length) and which byte ranges are
+/// done. It is written atomically (a temporary file, then a rename), so it is always either the old or
+/// the new version. It may lag behind the `.part` (it is written about once a second): that only means
+/// a few bytes are fetched twice.
+struct ResumeState: Codable, Sendable, Equatable {
+    /// One byte range of the file and how much of it, from its start, is done.
+    struct Segment: Codable, Sendable, Equatable {
+        var start: Int64
+        /// Inclusive; nil while the length is unknown (a single stream of unknown length).
+        var end: Int64?
+        var done: Int64
+
+        var length: Int64? { end.map { $0 - start + 1 } }
+        var isComplete: Bool { length.map { done >= $0 } ?? false }
+        var next: Int64 { start + done }
+    }
+
+    var version = 1
+    /// The URL without credentials.
+    var url: String
+    var etag: String?
+    var lastModified: String?
+    var total: Int64?
+    var segments: [Segment]
+
+    /// The `If-Range` value: a strong entity tag, else the date.
+    var validator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    /// Bytes done, over all segments.
+    var doneBytes: Int64 { segments.reduce(0) { $0 + $1.done } }
+
+    var isComplete: Bool { !segments.isEmpty && segments.allSatisfy(\.isComplete) }
+
+    static func load(from url: URL) -> ResumeState? {
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return try? JSONDecoder().decode(ResumeState.self, from: data)
+    }
+
+    /// Writes the state atomically.
+    func save(to url: URL) throws {
+        let data = try JSONEncoder().encode(self)
+        try data.write(to: url, options: .atomic)
+    }
+}

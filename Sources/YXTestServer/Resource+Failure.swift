@@ -1,0 +1,32 @@
+extension Resource {
+    /// A misbehaviour applied to one request, taken from ``Resource/failures`` before normal service.
+    ///
+    /// Body failures act on the response the request would otherwise get (a `206` for a range
+    /// request, a `200` otherwise), with its headers and its announced `Content-Length` unchanged.
+    /// On a `HEAD` request there is no body: ``dropAfter(bytes:)`` and ``shortBody(missing:)`` then
+    /// close the connection right after the headers, and ``stall(afterBytes:seconds:)`` does nothing.
+    public enum Failure: Sendable, Equatable {
+        /// Answers with `code` and a small `text/plain` body instead of the resource, with
+        /// `Retry-After` when given. The connection stays open.
+        case status(Int, retryAfter: RetryAfter? = nil)
+
+        /// Sends the normal headers (full `Content-Length`), then `bytes` bytes of the body (or the
+        /// whole body if it is shorter), then closes the connection.
+        case dropAfter(bytes: Int64)
+
+        /// Sends the normal headers (full `Content-Length`), then all but the last `missing` bytes
+        /// of the body, then closes the connection.
+        case shortBody(missing: Int64)
+
+        /// Sends the normal headers and `afterBytes` bytes of the body, then nothing for `seconds`,
+        /// then **continues** and completes the response normally.
+        ///
+        /// A client with a low-speed timeout shorter than `seconds` gives up during the pause; a
+        /// patient client gets the whole body. The pause is a task scheduled on the event loop:
+        /// closing the connection (or ``TestHTTPServer/stop()``) cancels it.
+        case stall(afterBytes: Int64, seconds: Double)
+
+        /// Closes the connection as soon as the request has been read, without sending a byte.
+        case disconnect
+    }
+}

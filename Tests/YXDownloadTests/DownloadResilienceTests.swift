@@ -1,0 +1,256 @@
+import Foundation
+import XCTest
+import YXQueue
+import YXTestServer
+
+@testable import YXDownload
+
+final class DownloadResilienceTests: DownloadTestCase {
+    func testDroppedConnectionResumesWithARangeRequest() async throws {
+        let size: Int64 = 3 << 20
+        server.serve(
+            "/r.bin",
+            Resource(.generated(size: size, seed: 5), etag: "v1", failures: [.dropAfter(bytes: 1 << 20)]))
+        let result = try await run(makeJob("/r.bin")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 5))
+        let requests = server.requests(to: "/r.bin")
+        XCTAssertEqual(requests.count, 2)
+        let range = try XCTUnwrap(requests.last?.header("Range"))
+        XCTAssertTrue(range.hasPrefix("bytes="), range)
+        XCTAssertNotEqual(range, "bytes=0-", "the retry resumes where the data stopped")
+        XCTAssertEqual(requests.last?.header("If-Range"), "\"v1\"")
+    }
+
+    func testResumeAcrossJobsAndAChangedValidatorRestartsFromZero() async throws {
+        let size: Int64 = 2 << 20
+        // First run: the connection drops and no retry is allowed: the .part stays.
+        server.serve("/c.bin", Resource(.generated(size: size, seed: 6), etag: "v1", failures: [.dropAfter(bytes: 700_000)]))
+        let first = downloadError(await run(makeJob("/c.bin", options: fastOptions(retries: 0))))
+        XCTAssertEqual(first?.kind, .partialBody)
+        XCTAssertTrue(files().contains("c.bin.part"))
+        XCTAssertTrue(files().contains("c.bin.part.meta"))
+        XCTAssertFalse(files().contains("c.bin"))
+
+        // Same entity: resumes with a range.
+        server.resetCounters()
+        server.serve("/c.bin", Resource(.generated(size: size, seed: 6), etag: "v1"))
+        let resumed = try await run(makeJob("/c.bin")).get()
+        XCTAssertEqual(resumed.sha256, GeneratedContent.sha256(size: size, seed: 6))
+        XCTAssertGreaterThan(resumed.resumedFrom, 0)
+        XCTAssertEqual(server.requests(to: "/c.bin").first?.header("Range").map { $0 != "bytes=0-" }, true)
+
+        // A .part of an old version, and the server now has new content: the download starts over.
+        try FileManager.default.removeItem(at: resumed.file)
+        server.serve("/c.bin", Resource(.generated(size: size, seed: 6), etag: "v1", failures: [.dropAfter(bytes: 500_000)]))
+        _ = downloadError(await run(makeJob("/c.bin", options: fastOptions(retries: 0))))
+        server.serve("/c.bin", Resource(.generated(size: size + 5, seed: 7), etag: "v2"))
+        let restarted = try await run(makeJob("/c.bin")).get()
+        XCTAssertEqual(restarted.sha256, GeneratedContent.sha256(size: size + 5, seed: 7), "new content, from zero")
+        XCTAssertEqual(restarted.resumedFrom, 0)
+    }
+
+    func testAServerThatIgnoresRangesGetsADownloadFromZero() async throws {
+        let size: Int64 = 1 << 20
+        server.serve("/i.bin", Resource(.generated(size: size, seed: 8), etag: "v1", failures: [.dropAfter(bytes: 300_000)]))
+        _ = downloadError(await run(makeJob("/i.bin", options: fastOptions(retries: 0))))
+        server.serve("/i.bin", Resource(.generated(size: size, seed: 8), etag: "v1", ignoresRange: true))
+        let result = try await run(makeJob("/i.bin")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 8))
+        XCTAssertEqual(result.resumedFrom, 0)
+        // Segmented, against a server that ignores ranges: one stream.
+        let segmented = try await run(makeJob("/i.bin", file: "i2.bin", options: fastOptions(connections: 8))).get()
+        XCTAssertEqual(segmented.sha256, GeneratedContent.sha256(size: size, seed: 8))
+    }
+
+    func testCompletePartIsFinalizedWithoutDownloadingAgain() async throws {
+        let size: Int64 = 200_000
+        server.serve("/done.bin", Resource(.generated(size: size, seed: 10), etag: "v1"))
+        let job = makeJob("/done.bin")
+        _ = try await run(job).get()
+        // Simulate a crash between the last byte and the rename.
+        let final = directory.appendingPathComponent("done.bin")
+        try FileManager.default.moveItem(at: final, to: directory.appendingPathComponent("done.bin.part"))
+        var state = ResumeState(url: server.url("/done.bin").absoluteString, etag: "\"v1\"", total: size, segments: [
+            .init(start: 0, end: size - 1, done: size)
+        ])
+        try state.save(to: directory.appendingPathComponent("done.bin.part.meta"))
+        server.resetCounters()
+        let again = try await run(makeJob("/done.bin")).get()
+        XCTAssertEqual(again.outcome, .finalizedExisting)
+        XCTAssertEqual(server.requests(to: "/done.bin").count, 0)
+        XCTAssertEqual(again.sha256, GeneratedContent.sha256(size: size, seed: 10))
+
+        // Without a sidecar saying it is complete: a 416 on the resume request finalizes it too.
+        try FileManager.default.moveItem(at: final, to: directory.appendingPathComponent("done.bin.part"))
+        state.segments[0].done = size - 1  // the sidecar lagged behind the file
+        try state.save(to: directory.appendingPathComponent("done.bin.part.meta"))
+        let viaRange = try await run(makeJob("/done.bin")).get()
+        XCTAssertEqual(viaRange.sha256, GeneratedContent.sha256(size: size, seed: 10))
+    }
+
+    func testShortBodyAndNotFoundNeverLeaveAFinalFile() async throws {
+        server.serve("/short.bin", Resource(.generated(size: 100_000, seed: 11), failures: Array(repeating: .shortBody(missing: 10), count: 10)))
+        let short = downloadError(await run(makeJob("/short.bin", options: fastOptions(retries: 1))))
+        XCTAssertEqual(short?.kind, .partialBody)
+        XCTAssertTrue(short?.isTransient ?? false)
+        XCTAssertFalse(files().contains("short.bin"))
+
+        server.serve("/missing.bin", .status(404))
+        let missing = downloadError(await run(makeJob("/missing.bin")))
+        XCTAssertEqual(missing?.httpStatus, 404)
+        XCTAssertEqual(missing?.isTransient, false)
+        XCTAssertEqual(server.requests(to: "/missing.bin").count, 1, "a 404 makes exactly one request")
+        XCTAssertFalse(files().contains("missing.bin"))
+        for status in [403, 410] {
+            server.serve("/s\(status)", .status(status))
+            let result = await run(makeJob("/s\(status)"))
+            XCTAssertEqual(downloadError(result)?.httpStatus, status)
+            XCTAssertEqual(server.requests(to: "/s\(status)").count, 1)
+        }
+    }
+
+    func testTransientStatusesAreRetriedThenSucceed() async throws {
+        server.serve(
+            "/flaky.bin",
+            Resource(.generated(size: 50_000, seed: 12), failures: [.status(503), .status(500), .status(503)]))
+        let result = try await run(makeJob("/flaky.bin")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: 50_000, seed: 12))
+        XCTAssertEqual(server.requests(to: "/flaky.bin").count, 4)
+
+        server.serve("/down.bin", .status(503))
+        let error = downloadError(await run(makeJob("/down.bin", options: fastOptions(retries: 2))))
+        XCTAssertEqual(error?.httpStatus, 503)
+        XCTAssertEqual(server.requests(to: "/down.bin").count, 3, "retries + 1 attempts")
+    }
+
+    func testRetryAfterIsRespectedInBothForms() async throws {
+        server.serve(
+            "/wait.bin", Resource(.generated(size: 1000, seed: 13), failures: [.status(429, retryAfter: .seconds(1))]))
+        let started = Date()
+        _ = try await run(makeJob("/wait.bin")).get()
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(waited, 0.95, "Retry-After: 1 was not honoured")
+        XCTAssertLessThan(waited, 5)
+
+        server.serve(
+            "/wait2.bin",
+            Resource(.generated(size: 1000, seed: 13), failures: [.status(503, retryAfter: .date(Date().addingTimeInterval(2)))]))
+        let second = Date()
+        _ = try await run(makeJob("/wait2.bin")).get()
+        // HTTP dates have whole seconds: at least one second must have passed.
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(second), 0.9)
+    }
+
+    func testNoRequestGoesToAHostBeforeItsRetryAfter() async throws {
+        server.serve("/a.bin", Resource(.generated(size: 1000, seed: 14), failures: [.status(503, retryAfter: .seconds(1))]))
+        server.serve("/b.bin", Resource(.generated(size: 1000, seed: 15)))
+        let first = makeJob("/a.bin")
+        dispatcher.add(first)
+        // Wait for the 503 to arrive, then start another download to the same host.
+        while server.requests(to: "/a.bin").isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let gateStart = Date()
+        _ = try await run(makeJob("/b.bin")).get()
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(gateStart), 0.7, "the other download waited for the host")
+        let firstResult = try await first.value
+        XCTAssertNotNil(firstResult as? DownloadResult)
+    }
+
+    func testRedirectsAreFollowedButOnlyToHTTP() async throws {
+        server.serve("/target.bin", Resource(.generated(size: 5000, seed: 16)))
+        server.serve("/hop1", .redirect(to: "/hop2"))
+        server.serve("/hop2", .redirect(to: "/target.bin", status: 301))
+        let followed = try await run(makeJob("/hop1", file: "via-redirect.bin")).get()
+        XCTAssertEqual(followed.sha256, GeneratedContent.sha256(size: 5000, seed: 16))
+        XCTAssertEqual(followed.file.lastPathComponent, "via-redirect.bin")
+
+        server.serve("/to-file", .redirect(to: "file:///etc/passwd"))
+        let refused = downloadError(await run(makeJob("/to-file")))
+        XCTAssertEqual(refused?.kind, .unsupportedScheme)
+
+        server.serve("/loop1", .redirect(to: "/loop2"))
+        server.serve("/loop2", .redirect(to: "/loop1"))
+        let loop = downloadError(await run(makeJob("/loop1")))
+        XCTAssertEqual(loop?.kind, .tooManyRedirects)
+        // Nothing was written anywhere but the destination directory, and no final file for failures.
+        XCTAssertEqual(files().filter { !$0.hasSuffix(".part") && !$0.hasSuffix(".meta") }, ["via-redirect.bin"])
+    }
+
+    func testOnlyHTTPAndHTTPSURLs() async throws {
+        let job = DownloadJob(
+            url: URL(string: "ftp://127.0.0.1/x")!, to: directory.appendingPathComponent("x"), checksum: nil,
+            options: fastOptions(), engine: engine, tag: 0, callbackQueue: .global())
+        let error = downloadError(await run(job))
+        XCTAssertEqual(error?.kind, .unsupportedScheme)
+    }
+
+    func testStallTimesOutAndIsRetried() async throws {
+        server.serve("/stall.bin", Resource(.generated(size: 200_000, seed: 17), etag: "s", failures: [.stall(afterBytes: 50_000, seconds: 5)]))
+        var options = fastOptions()
+        options.stallTimeout = 1
+        let result = try await run(makeJob("/stall.bin", options: options)).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: 200_000, seed: 17))
+        XCTAssertEqual(server.requests(to: "/stall.bin").count, 2)
+    }
+
+    func testCancelDuringASlowTransferIsPromptKeepsThePartAndResumes() async throws {
+        let size: Int64 = 2 << 20
+        server.serve("/slow.bin", Resource(.generated(size: size, seed: 18), etag: "slow", bytesPerSecond: 256 * 1024))
+        let job = makeJob("/slow.bin")
+        let canceled = Locked<Date?>(nil)
+        let token = job.onCancel { _ in canceled.withLock { $0 = Date() } }
+        dispatcher.add(job)
+        while job.progressSnapshot.bytes < 300_000 { try await Task.sleep(nanoseconds: 10_000_000) }
+        let cancelAt = Date()
+        job.cancel()
+        await dispatcher.waitForAllJobs()
+        let callbackAt = try XCTUnwrap(canceled.withLock { $0 })
+        XCTAssertLessThan(callbackAt.timeIntervalSince(cancelAt), 0.1, "cancel within 100 ms")
+        // The transfer really stopped: the .part stops growing.
+        let part = directory.appendingPathComponent("slow.bin.part")
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let sizeAfterCancel = try FileManager.default.attributesOfItem(atPath: part.path)[.size] as? Int64
+        try await Task.sleep(nanoseconds: 300_000_000)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: part.path)[.size] as? Int64, sizeAfterCancel)
+        XCTAssertFalse(files().contains("slow.bin"))
+
+        server.serve("/slow.bin", Resource(.generated(size: size, seed: 18), etag: "slow"))
+        let resumed = try await run(makeJob("/slow.bin")).get()
+        XCTAssertEqual(resumed.sha256, GeneratedContent.sha256(size: size, seed: 18))
+        XCTAssertGreaterThan(resumed.resumedFrom, 200_000)
+        _ = token
+    }
+
+    func testSegmentedPartRetriesOnItsOwn() async throws {
+        let size: Int64 = 4 << 20
+        // Request 1 is the probe (a stall of 0 s is a normal answer); request 2, the first part to ask,
+        // loses its connection after 100 KB; every other request is served normally.
+        server.serve(
+            "/seg.bin",
+            Resource(
+                .generated(size: size, seed: 19), etag: "g",
+                failures: [.stall(afterBytes: 0, seconds: 0), .dropAfter(bytes: 100_000)]))
+        let result = try await run(makeJob("/seg.bin", options: fastOptions(connections: 4))).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 19))
+        let requests = server.requests(to: "/seg.bin")
+        XCTAssertEqual(requests.count, 6, "probe, 4 parts, 1 retry of the part that failed")
+        let ranges = requests.compactMap { $0.header("Range") }
+        XCTAssertEqual(Set(ranges).count, 6, "the retry asked only for the rest of its segment: \(ranges)")
+    }
+
+    func testManySmallFilesReuseConnections() async throws {
+        for index in 0..<1_000 {
+            server.serve("/small/\(index)", Resource(.generated(size: 2_000, seed: UInt64(index))))
+        }
+        var options = fastOptions()
+        options.computeSHA256 = false
+        options.maxConcurrentTransfers = 8
+        let jobs = (0..<1_000).map { makeJob("/small/\($0)", file: "s\($0)", options: options) }
+        for job in jobs { dispatcher.add(job) }
+        await dispatcher.waitForAllJobs()
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finishedSuccess })
+        XCTAssertEqual(server.requestCount, 1_000)
+        XCTAssertLessThanOrEqual(server.connectionCount, 20, "connections are reused across files")
+        XCTAssertEqual(try sha256(of: directory.appendingPathComponent("s999")), GeneratedContent.sha256(size: 2_000, seed: 999))
+    }
+}

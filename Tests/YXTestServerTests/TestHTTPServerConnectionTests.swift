@@ -1,0 +1,128 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keep-alive, counting, recording and teardown, over real sockets.
+final class TestHTTPServerConnectionTests: XCTestCase {
+    func testRequestsAndConnectionsAreCounted() async throws {
+        try await withServer { server in
+            server.serve("/a", Resource(.bytes(Data("a".utf8))))
+            let first = try RawHTTPConnection(port: server.port)
+            _ = try first.request("/a?x=1", headers: ["X-Test": "one"])
+            _ = try first.request("HEAD", "/a")
+            XCTAssertEqual(server.requestCount, 2)
+            XCTAssertEqual(server.connectionCount, 1, "two requests on one keep-alive connection")
+
+            let recorded = server.requests(to: "/a")
+            XCTAssertEqual(recorded.count, 2)
+            XCTAssertEqual(recorded[0].method, "GET")
+            XCTAssertEqual(recorded[0].path, "/a")
+            XCTAssertEqual(recorded[0].query, "x=1")
+            XCTAssertEqual(recorded[0].version, "HTTP/1.1")
+            XCTAssertEqual(recorded[0].header("x-test"), "one")
+            XCTAssertEqual(recorded[0].header("HOST"), "127.0.0.1")
+            XCTAssertNil(recorded[0].header("Range"))
+            XCTAssertNil(recorded[1].query)
+            XCTAssertEqual(recorded[0].connection, recorded[1].connection)
+
+            let second = try RawHTTPConnection(port: server.port)
+            _ = try second.request("/b")
+            XCTAssertEqual(server.requestCount, 3)
+            XCTAssertEqual(server.connectionCount, 2)
+            XCTAssertNotEqual(server.allRequests[2].connection, recorded[0].connection)
+
+            server.resetCounters()
+            XCTAssertEqual(server.requestCount, 0)
+            XCTAssertEqual(server.connectionCount, 0)
+            XCTAssertTrue(server.requests(to: "/a").isEmpty)
+            _ = try second.request("/a")
+            XCTAssertEqual(server.requestCount, 1)
+            XCTAssertEqual(server.connectionCount, 0, "the connection was accepted before the reset")
+        }
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrder() async throws {
+        try await withServer { server in
+            server.serve("/one", Resource(.bytes(Data("one".utf8))))
+            server.serve("/two", Resource(.generated(size: 300_000, seed: 1)))
+            server.serve("/three", Resource(.bytes(Data("three".utf8))))
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send(
+                "GET /two HTTP/1.1\r\nHost: x\r\n\r\nGET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /three HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            XCTAssertEqual(try connection.readResponse().body.count, 300_000)
+            XCTAssertEqual(try connection.readResponse().body, Data("one".utf8))
+            XCTAssertEqual(try connection.readResponse().body, Data("three".utf8))
+            XCTAssertEqual(server.allRequests.map(\.path), ["/two", "/one", "/three"])
+        }
+    }
+
+    func testConnectionCloseIsHonoured() async throws {
+        try await withServer { server in
+            server.serve("/a", Resource(.bytes(Data("a".utf8))))
+            let connection = try RawHTTPConnection(port: server.port)
+            let response = try connection.request("/a", headers: ["Connection": "close"])
+            XCTAssertEqual(response.header("Connection"), "close")
+            XCTAssertEqual(response.body, Data("a".utf8))
+            XCTAssertTrue(try connection.waitForClose())
+
+            let old = try RawHTTPConnection(port: server.port)
+            try old.send("GET /a HTTP/1.0\r\n\r\n")
+            XCTAssertEqual(try old.readResponse().body, Data("a".utf8))
+            XCTAssertTrue(try old.waitForClose(), "HTTP/1.0 without keep-alive is closed")
+        }
+    }
+
+    func testStopClosesEveryConnectionAndTheListener() async throws {
+        let server = try await TestHTTPServer.start()
+        server.serve("/stalled", Resource(.generated(size: 10_000, seed: 3), failures: [.stall(afterBytes: 100, seconds: 600)]))
+        server.serve("/slow", Resource(.generated(size: 1_000_000, seed: 3), bytesPerSecond: 1_000))
+        server.serve("/a", Resource(.bytes(Data("a".utf8))))
+
+        let stalled = try RawHTTPConnection(port: server.port)
+        try stalled.sendRequest("GET", "/stalled")
+        _ = try stalled.readHead()
+        XCTAssertEqual(try stalled.read(count: 100).count, 100)
+
+        let slow = try RawHTTPConnection(port: server.port)
+        try slow.sendRequest("GET", "/slow")
+        _ = try slow.readHead()
+        XCTAssertEqual(try slow.read(count: 10).count, 10)
+
+        let idle = try RawHTTPConnection(port: server.port)
+        _ = try idle.request("/a")
+
+        try await server.stop()
+
+        // Each read would time out after 10 s if the connection were still open.
+        _ = try stalled.readUntilClosed()
+        _ = try slow.readUntilClosed()
+        XCTAssertTrue(try idle.waitForClose())
+        XCTAssertThrowsError(try RawHTTPConnection(port: server.port)) { error in
+            guard case RawHTTPError.system("connect", let code) = error else {
+                return XCTFail("unexpected \(error)")
+            }
+            XCTAssertEqual(code, ECONNREFUSED)
+        }
+        try await server.stop()  // idempotent
+    }
+
+    func testServersAreIndependent() async throws {
+        try await withServer { first in
+            try await withServer { second in
+                XCTAssertNotEqual(first.port, second.port)
+                first.serve("/a", Resource(.bytes(Data("1".utf8))))
+                XCTAssertEqual(try RawHTTPConnection(port: second.port).request("/a").status, 404)
+                XCTAssertEqual(try RawHTTPConnection(port: first.port).request("/a").body, Data("1".utf8))
+                XCTAssertEqual(first.requestCount, 1)
+                XCTAssertEqual(second.requestCount, 1)
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+/// Scripted failures, fixed statuses and redirects, over real sockets.
+final class TestHTTPServerFailureTests: XCTestCase {
+    func testStatusFailuresWithRetryAfterThenSuccess() async throws {
+        try await withServer { server in
+            let later = Date(timeIntervalSince1970: 784_111_777)
+            server.serve(
+                "/flaky",
+                Resource(
+                    .bytes(Data("ok".utf8)),
+                    failures: [.status(503, retryAfter: .seconds(7)), .status(429, retryAfter: .date(later)), .status(500)]
+                )
+            )
+            let connection = try RawHTTPConnection(port: server.port)
+            let first = try connection.request("/flaky")
+            XCTAssertEqual(first.status, 503)
+            XCTAssertEqual(first.header("Retry-After"), "7")
+            XCTAssertEqual(first.body, Data("503 Service Unavailable\n".utf8))
+            let second = try connection.request("/flaky")
+            XCTAssertEqual(second.status, 429)
+            XCTAssertEqual(second.header("Retry-After"), "Sun, 06 Nov 1994 08:49:37 GMT")
+            let third = try connection.request("/flaky")
+            XCTAssertEqual(third.status, 500)
+            XCTAssertNil(third.header("Retry-After"))
+            let fourth = try connection.request("/flaky")
+            XCTAssertEqual(fourth.status, 200)
+            XCTAssertEqual(fourth.body, Data("ok".utf8))
+            XCTAssertEqual(server.connectionCount, 1, "status failures keep the connection open")
+        }
+    }
+
+    func testDropAfterClosesTheConnectionEarly() async throws {
+        try await withServer { server in
+            let size: Int64 = 300_000
+            server.serve("/d.bin", Resource(.generated(size: size, seed: 6), failures: [.dropAfter(bytes: 100_000)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let cut = try connection.request("/d.bin")
+            XCTAssertEqual(cut.status, 200)
+            XCTAssertEqual(cut.header("Content-Length"), String(size), "the full length is announced")
+            XCTAssertTrue(cut.endedEarly)
+            XCTAssertEqual(cut.body, GeneratedContent.bytes(size: size, seed: 6, range: 0..<100_000))
+            XCTAssertTrue(try connection.waitForClose())
+
+            let again = try RawHTTPConnection(port: server.port).request("/d.bin")
+            XCTAssertEqual(again.body.count, Int(size))
+            XCTAssertEqual(server.connectionCount, 2)
+        }
+    }
+
+    func testDropAfterAppliesToARangeResponse() async throws {
+        try await withServer { server in
+            server.serve("/d.bin", Resource(.generated(size: 1000, seed: 6), failures: [.dropAfter(bytes: 10)]))
+            let response = try RawHTTPConnection(port: server.port).request("/d.bin", headers: ["Range": "bytes=500-"])
+            XCTAssertEqual(response.status, 206)
+            XCTAssertEqual(response.header("Content-Length"), "500")
+            XCTAssertTrue(response.endedEarly)
+            XCTAssertEqual(response.body, GeneratedContent.bytes(size: 1000, seed: 6, range: 500..<510))
+        }
+    }
+
+    func testShortBodyLeavesOutTheEnd() async throws {
+        try await withServer { server in
+            server.serve("/s.bin", Resource(.generated(size: 10_000, seed: 6), failures: [.shortBody(missing: 1)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let response = try connection.request("/s.bin")
+            XCTAssertEqual(response.header("Content-Length"), "10000")
+            XCTAssertTrue(response.endedEarly)
+            XCTAssertEqual(response.body, GeneratedContent.bytes(size: 10_000, seed: 6, range: 0..<9_999))
+            XCTAssertTrue(try connection.waitForClose())
+        }
+    }
+
+    func testChunkedDropEndsWithoutTheLastChunk() async throws {
+        try await withServer { server in
+            server.serve("/c.bin", Resource(.generated(size: 10_000, seed: 6), chunked: true, failures: [.shortBody(missing: 0)]))
+            let response = try RawHTTPConnection(port: server.port).request("/c.bin")
+            XCTAssertEqual(response.body.count, 10_000)
+            XCTAssertTrue(response.endedEarly, "no terminating chunk")
+        }
+    }
+
+    func testStallPausesThenContinues() async throws {
+        try await withServer { server in
+            server.serve("/st.bin", Resource(.generated(size: 50_000, seed: 6), failures: [.stall(afterBytes: 1_000, seconds: 0.3)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest("GET", "/st.bin")
+            _ = try connection.readHead()
+            let firstPart = try connection.read(count: 1_000)
+            let start = ContinuousClock.now
+            let rest = try connection.read(count: 49_000)
+            let elapsed = ContinuousClock.now - start
+            XCTAssertEqual(firstPart + rest, GeneratedContent.bytes(size: 50_000, seed: 6))
+            XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(250))
+            // The connection is kept alive after the stalled response.
+            XCTAssertEqual(try connection.request("/st.bin").body.count, 50_000)
+            XCTAssertEqual(server.connectionCount, 1)
+        }
+    }
+
+    func testDisconnectClosesWithoutAResponse() async throws {
+        try await withServer { server in
+            server.serve("/x", Resource(.bytes(Data("x".utf8)), failures: [.disconnect]))
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.sendRequest("GET", "/x")
+            XCTAssertTrue(try connection.waitForClose())
+            XCTAssertEqual(try RawHTTPConnection(port: server.port).request("/x").body, Data("x".utf8))
+        }
+    }
+
+    func testFailuresOnHead() async throws {
+        try await withServer { server in
+            server.serve("/h", Resource(.bytes(Data("body".utf8)), failures: [.dropAfter(bytes: 0), .status(503)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let head = try connection.request("HEAD", "/h")
+            XCTAssertEqual(head.status, 200)
+            XCTAssertEqual(head.header("Content-Length"), "4")
+            XCTAssertTrue(try connection.waitForClose(), "dropAfter closes right after the headers of a HEAD")
+            let second = try RawHTTPConnection(port: server.port).request("HEAD", "/h")
+            XCTAssertEqual(second.status, 503)
+        }
+    }
+
+    func testFixedStatusesAndUnknownPaths() async throws {
+        try await withServer { server in
+            server.serve("/gone", .status(410))
+            server.serve("/forbidden", .status(403))
+            server.serve("/busy", .status(503, retryAfter: .seconds(2)))
+            let connection = try RawHTTPConnection(port: server.port)
+            for _ in 0..<2 {
+                let gone = try connection.request("/gone")
+                XCTAssertEqual(gone.status, 410)
+                XCTAssertEqual(gone.body, Data("410 Gone\n".utf8))
+            }
+            XCTAssertEqual(try connection.request("/forbidden").status, 403)
+            let busy = try connection.request("/busy")
+            XCTAssertEqual(busy.status, 503)
+            XCTAssertEqual(busy.header("Retry-After"), "2")
+            let missing = try connection.request("/nowhere?q=1")
+            XCTAssertEqual(missing.status, 404)
+            XCTAssertEqual(missing.body, Data("404 Not Found\n".utf8))
+            XCTAssertEqual(server.requests(to: "/nowhere").first?.query, "q=1")
+        }
+    }
+
+    func testRedirects() async throws {
+        try await withServer { server in
+            server.serve("/moved", .redirect(to: "/files/a.bin", status: 301))
+            server.serve("/found", .redirect(to: "/files/a.bin"))
+            server.serve("/temp", .redirect(to: "http://example.invalid/x", status: 307))
+            server.serve("/evil", .redirect(to: "file:///etc/passwd"))
+            server.serve("/loop-a", .redirect(to: "/loop-b"))
+            server.serve("/loop-b", .redirect(to: "/loop-a"))
+            let connection = try RawHTTPConnection(port: server.port)
+            let origin = "http://127.0.0.1:\(server.port)"
+
+            let moved = try connection.request("/moved")
+            XCTAssertEqual(moved.status, 301)
+            XCTAssertEqual(moved.header("Location"), origin + "/files/a.bin")
+            XCTAssertEqual(moved.body, Data("301 Moved Permanently\n".utf8))
+            let found = try connection.request("/found")
+            XCTAssertEqual(found.status, 302)
+            XCTAssertEqual(found.header("Location"), server.url("/files/a.bin").absoluteString)
+            let temp = try connection.request("/temp")
+            XCTAssertEqual(temp.status, 307)
+            XCTAssertEqual(temp.header("Location"), "http://example.invalid/x")
+            XCTAssertEqual(try connection.request("/evil").header("Location"), "file:///etc/passwd")
+            XCTAssertEqual(try connection.request("/loop-a").header("Location"), origin + "/loop-b")
+            XCTAssertEqual(try connection.request("/loop-b").header("Location"), origin + "/loop-a")
+        }
+    }
+}
