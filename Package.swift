@@ -48,6 +48,11 @@ let package = Package(
             dependencies: ["YXQueue"],
             path: "Benchmarks/YXQueueBenchmark"
         ),
+        .executableTarget(
+            name: "YXDownloadBenchmark",
+            dependencies: ["YXDownload", "YXTestServer"],
+            path: "Benchmarks/YXDownloadBenchmark"
+        ),
         .testTarget(name: "YXQueueTests", dependencies: ["YXQueue"]),
         .testTarget(name: "YXTestServerTests", dependencies: ["YXTestServer"]),
         .testTarget(name: "YXDownloadTests", dependencies: ["YXDownload", "YXTestServer"]),

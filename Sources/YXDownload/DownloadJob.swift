@@ -24,7 +24,23 @@ public final class DownloadJob: Job, @unchecked Sendable {
     /// The expected digest, if any; a mismatch deletes the `.part` and fails the job.
     public let checksum: Checksum?
     public let options: DownloadOptions
-    let engine: TransferEngine
+    /// The engine that runs its transfers.
+    public let engine: TransferEngine
+
+    /// Creates a download into a directory, named after the URL (see ``FileNaming``).
+    public convenience init(
+        url: URL,
+        directory: URL,
+        checksum: Checksum? = nil,
+        options: DownloadOptions = DownloadOptions(),
+        engine: TransferEngine = .shared,
+        tag: Int = 0,
+        callbackQueue: DispatchQueue = .global(qos: .utility)
+    ) {
+        self.init(
+            url: url, to: directory.appendingPathComponent(FileNaming.name(for: url)), checksum: checksum,
+            options: options, engine: engine, tag: tag, callbackQueue: callbackQueue)
+    }
 
     /// Creates a download to a file.
     ///
@@ -33,34 +49,15 @@ public final class DownloadJob: Job, @unchecked Sendable {
     ///   - file: Where the file goes (its directory is created if needed).
     ///   - checksum: The expected digest.
     ///   - options: Connections, retries, timeouts, headers, TLS.
-    public convenience init(
+    ///   - engine: The transfer engine (default: the process-wide one).
+    public init(
         url: URL,
         to file: URL,
         checksum: Checksum? = nil,
         options: DownloadOptions = DownloadOptions(),
+        engine: TransferEngine = .shared,
         tag: Int = 0,
         callbackQueue: DispatchQueue = .global(qos: .utility)
-    ) {
-        self.init(url: url, to: file, checksum: checksum, options: options, engine: .shared, tag: tag, callbackQueue: callbackQueue)
-    }
-
-    /// Creates a download into a directory, named after the URL (see ``FileNaming``).
-    public convenience init(
-        url: URL,
-        directory: URL,
-        checksum: Checksum? = nil,
-        options: DownloadOptions = DownloadOptions(),
-        tag: Int = 0,
-        callbackQueue: DispatchQueue = .global(qos: .utility)
-    ) {
-        self.init(
-            url: url, to: directory.appendingPathComponent(FileNaming.name(for: url)), checksum: checksum,
-            options: options, tag: tag, callbackQueue: callbackQueue)
-    }
-
-    init(
-        url: URL, to file: URL, checksum: Checksum?, options: DownloadOptions, engine: TransferEngine, tag: Int,
-        callbackQueue: DispatchQueue
     ) {
         self.url = url
         self.destination = file

@@ -10,11 +10,20 @@ import YXQueue
 /// change the speed limit, stop) to a locked inbox and wake the engine with `curl_multi_wakeup`, the one
 /// multi call that is safe from another thread.
 ///
+/// Use ``shared`` (what ``DownloadJob`` uses by default); create another engine only to isolate a group of
+/// downloads (tests do, to count connections).
+///
+/// ```swift
+/// TransferEngine.shared.setMaxSpeed(bytesPerSecond: 2 << 20)   // 2 MiB/s over all downloads
+/// // … run downloads …
+/// TransferEngine.shared.shutdown()                              // before exit()
+/// ```
+///
 /// - Important: Call ``shutdown()`` before the process exits, so every curl handle is cleaned up on the
 ///   engine thread first.
-final class TransferEngine: @unchecked Sendable {
+public final class TransferEngine: @unchecked Sendable {
     /// The process-wide engine, started on first use.
-    static let shared = TransferEngine()
+    public static let shared = TransferEngine()
 
     private enum Command {
         case add(Transfer)
@@ -41,8 +50,8 @@ final class TransferEngine: @unchecked Sendable {
     private var lastRefill = DispatchTime.now().uptimeNanoseconds
     private var paused: [Transfer] = []
 
-    /// Creates and starts an engine (tests use their own; programs use ``shared``).
-    init() {
+    /// Creates and starts an engine with its own thread and connection cache.
+    public init() {
         Self.initializeLibcurl
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
@@ -71,14 +80,14 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     /// Limits the total download speed of all transfers (nil: no limit).
-    func setMaxSpeed(bytesPerSecond: Int?) {
+    public func setMaxSpeed(bytesPerSecond: Int?) {
         inbox.withLock { $0.maxBytesPerSecond = bytesPerSecond }
         curl_multi_wakeup(multi)
     }
 
     /// Stops the engine: cancels every transfer, cleans up every curl handle, and waits for the engine
     /// thread to finish. Transfers submitted afterwards complete as canceled.
-    func shutdown() {
+    public func shutdown() {
         let first = inbox.withLock { s -> Bool in
             defer { s.isStopped = true }
             return !s.isStopped
@@ -89,7 +98,7 @@ final class TransferEngine: @unchecked Sendable {
     }
 
     /// How many connections curl opened so far (for tests and benchmarks).
-    var connectionsOpened: Int { inbox.withLock { $0.connectionCount } }
+    public var connectionsOpened: Int { inbox.withLock { $0.connectionCount } }
 
     private func post(_ command: Command, evenWhenStopped: Bool = false) {
         let accepted = inbox.withLock { s -> Bool in

@@ -103,11 +103,24 @@ public enum GeneratedContent {
 
         // Whole words.
         var wordIndex = index >> 3
-        let wholeWordsEnd = position + (count - position) / 8 * 8
-        while position < wholeWordsEnd {
-            base.storeBytes(of: self.word(key, wordIndex).littleEndian, toByteOffset: position, as: UInt64.self)
-            position += 8
-            wordIndex += 1
+        let wholeWords = (count - position) / 8
+        if wholeWords > 0 {
+            // Written out rather than calling `word(_:_:)`, so that debug builds stay fast too.
+            let increment = self.increment
+            var state = key &+ (wordIndex &+ 1) &* increment
+            let words = UnsafeMutableRawPointer(base + position)
+            var byteOffset = 0
+            let end = wholeWords * 8
+            while byteOffset < end {
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                words.storeBytes(of: (z ^ (z >> 31)).littleEndian, toByteOffset: byteOffset, as: UInt64.self)
+                state &+= increment
+                byteOffset += 8
+            }
+            position += wholeWords * 8
+            wordIndex += UInt64(wholeWords)
         }
 
         // Tail: the first bytes of the next word.

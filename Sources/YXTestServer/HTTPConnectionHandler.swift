@@ -71,6 +71,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     private var queued = CircularBuffer<HTTPRequestHead>()
     private var isResponding = false
     private var isClosed = false
+    private var isInputClosed = false
     private var streaming: Streaming?
 
     /// Creates the handler for connection number `connection` of the server whose state is `state`.
@@ -112,6 +113,15 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            // The client shut down its sending side: answer what was asked, then close.
+            self.isInputClosed = true
+            self.closeIfDrained(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         self.isClosed = true
         self.queued.removeAll()
@@ -123,9 +133,18 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A malformed request or a reset by the peer: nothing sensible can follow.
-        self.isClosed = true
-        context.close(promise: nil)
+        guard !self.isClosed else { return }
+        if error is HTTPParserError, !self.isResponding {
+            // A malformed request: say so, then close, as nothing sensible can follow on this connection.
+            var buffer = context.channel.allocator.buffer(capacity: 80)
+            buffer.writeString("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            context.write(self.wrapOutboundOut(buffer), promise: nil)
+            self.closeAfterPendingWrites(context: context)
+        } else {
+            // A reset by the peer, or garbage in the middle of a response.
+            self.isClosed = true
+            context.close(promise: nil)
+        }
     }
 
     /// Starts answering the next queued request unless a response is in progress.
@@ -278,6 +297,14 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         } else {
             context.flush()
             self.startNextIfIdle(context: context)
+            self.closeIfDrained(context: context)
+        }
+    }
+
+    /// Closes the connection when the client can send no more requests and all are answered.
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        if self.isInputClosed, !self.isClosed, !self.isResponding, self.queued.isEmpty {
+            self.closeAfterPendingWrites(context: context)
         }
     }
 

@@ -2,7 +2,9 @@ extension Resource {
     /// A misbehaviour applied to one request, taken from ``Resource/failures`` before normal service.
     ///
     /// Body failures act on the response the request would otherwise get (a `206` for a range
-    /// request, a `200` otherwise), with its headers and its announced `Content-Length` unchanged.
+    /// request, a `200` otherwise), with its headers and its announced `Content-Length` unchanged;
+    /// when they close the connection, the head does not announce it (no `Connection: close`), as
+    /// when a real server dies mid-transfer.
     /// On a `HEAD` request there is no body: ``dropAfter(bytes:)`` and ``shortBody(missing:)`` then
     /// close the connection right after the headers, and ``stall(afterBytes:seconds:)`` does nothing.
     public enum Failure: Sendable, Equatable {
@@ -22,8 +24,11 @@ extension Resource {
         /// then **continues** and completes the response normally.
         ///
         /// A client with a low-speed timeout shorter than `seconds` gives up during the pause; a
-        /// patient client gets the whole body. The pause is a task scheduled on the event loop:
-        /// closing the connection (or ``TestHTTPServer/stop()``) cancels it.
+        /// patient client gets the whole body. The pause is a task scheduled on the event loop, and
+        /// ``TestHTTPServer/stop()`` cancels it. A client that goes away during the pause is noticed
+        /// when the pause ends and the next write fails: the server supports half-closed
+        /// connections, so a client's FIN alone does not end a response. `seconds` is clamped to
+        /// 0...1_000_000, so `.infinity` means "until `stop()`".
         case stall(afterBytes: Int64, seconds: Double)
 
         /// Closes the connection as soon as the request has been read, without sending a byte.

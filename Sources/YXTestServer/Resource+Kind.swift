@@ -8,8 +8,8 @@ extension Resource {
         /// when given.
         case status(Int, retryAfter: RetryAfter?)
 
-        /// A redirect: `Location` is `to` (made absolute with the server's origin when it starts
-        /// with `/`), with a small `text/plain` body.
+        /// A redirect: `Location` is `to` (made absolute with the server's origin when it is a path
+        /// starting with a single `/`), with a small `text/plain` body.
         case redirect(to: String, status: Int)
     }
 }

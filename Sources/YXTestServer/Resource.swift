@@ -55,7 +55,7 @@ public struct Resource: Sendable {
     /// The body is cut into pieces of `bytesPerSecond / 20` bytes (at least 1, at most 64 KiB) and
     /// each piece is written when the average rate since the start of the body (or since the end
     /// of a stall) allows it, with tasks scheduled on the connection's event loop: no thread
-    /// sleeps and the event loop is never blocked.
+    /// sleeps and the event loop is never blocked. `nil`, zero or a negative value mean no limit.
     public var bytesPerSecond: Int?
 
     /// Misbehaviours consumed one per request, in order, before normal service resumes.
@@ -122,7 +122,6 @@ public struct Resource: Sendable {
         contentType: String = "application/octet-stream",
         headers: [(name: String, value: String)] = []
     ) {
-        precondition(bytesPerSecond.map { $0 > 0 } ?? true, "bytesPerSecond must be positive")
         self.kind = kind
         self.ignoresRange = ignoresRange
         self.chunked = chunked
@@ -158,9 +157,9 @@ public struct Resource: Sendable {
     /// A resource that redirects every request.
     ///
     /// - Parameters:
-    ///   - location: Sent as `Location`. A value starting with `/` is made absolute with the
-    ///     server's own origin (`http://127.0.0.1:PORT/...`); anything else (`file:///etc/passwd`,
-    ///     another `http://` URL) is sent exactly as given. Chains and loops are routes that
+    ///   - location: Sent as `Location`. A path (starting with a single `/`) is made absolute with
+    ///     the server's own origin (`http://127.0.0.1:PORT/...`); anything else (`file:///etc/passwd`,
+    ///     another `http://` URL, `//host/x`) is sent exactly as given. Chains and loops are routes that
     ///     redirect to each other.
     ///   - status: 301, 302, 303, 307 or 308.
     /// - Returns: A redirect resource with default behaviours.

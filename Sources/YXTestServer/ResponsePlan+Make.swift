@@ -39,7 +39,8 @@ extension ResponsePlan {
             let extra = retryAfter.map { [(name: "Retry-After", value: $0.headerValue)] } ?? []
             plan = self.smallPage(status: code, extraHeaders: extra, resource: resource, isHead: isHead, keepAlive: keepAlive)
         case .redirect(let location, let code):
-            let absolute = location.hasPrefix("/") ? origin + location : location
+            let isPath = location.hasPrefix("/") && !location.hasPrefix("//")
+            let absolute = isPath ? origin + location : location
             plan = self.smallPage(
                 status: code,
                 extraHeaders: [(name: "Location", value: absolute)],
@@ -173,7 +174,7 @@ extension ResponsePlan {
                 source: source,
                 range: range,
                 chunked: chunked,
-                bytesPerSecond: resource?.bytesPerSecond,
+                bytesPerSecond: resource?.bytesPerSecond.flatMap { $0 > 0 ? $0 : nil },
                 interruption: nil
             )
         return ResponsePlan(status: status, headers: headers, body: body, closesConnection: !keepAlive)
@@ -223,7 +224,9 @@ extension ResponsePlan {
             body.interruption = .close(afterBytes: max(0, length - max(0, missing)))
             self.closesConnection = true
         case .stall(let bytes, let seconds):
-            let pause = TimeAmount.nanoseconds(Int64(max(0, seconds) * 1e9))
+            // Clamped to [0, 10^6] s so that any Double (even infinity) makes a valid TimeAmount.
+            let clamped = seconds.isNaN ? 0 : min(max(0, seconds), 1e6)
+            let pause = TimeAmount.nanoseconds(Int64(clamped * 1e9))
             body.interruption = .stall(afterBytes: min(max(0, bytes), length), pause: pause)
         case .status, .disconnect:
             break

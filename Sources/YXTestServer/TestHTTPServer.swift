@@ -13,7 +13,8 @@ import NIOPosix
 ///
 /// Connections are HTTP/1.1 keep-alive: they stay open between requests unless the request asks
 /// for `Connection: close` (or is HTTP/1.0 without keep-alive) or a failure closes them. Requests
-/// on one connection are answered in order, pipelined ones included.
+/// on one connection are answered in order, pipelined ones included; a client that shuts down its
+/// sending side still gets its answers before the server closes.
 ///
 /// ```swift
 /// let server = try await TestHTTPServer.start()
@@ -79,6 +80,7 @@ public final class TestHTTPServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 128 * 1024, high: 512 * 1024))
             .childChannelInitializer { channel in
                 Self.initialize(channel, state: state)
@@ -127,8 +129,12 @@ public final class TestHTTPServer: Sendable {
         } catch ChannelError.alreadyClosed {
             // Stopped before.
         }
-        // Connections accepted before the listener closed have all registered by now, or will see
-        // `isStopped` and close themselves.
+        // A connection accepted just before the listener closed may still be waiting to be set up
+        // on its event loop: one empty task on every loop lets those set-ups run first (they are
+        // queued earlier), so that they are in `openConnections` or have seen `isStopped`.
+        for eventLoop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
+            try? await eventLoop.submit {}.get()
+        }
         let connections = self.state.withLock { Array($0.openConnections.values) }
         for connection in connections {
             connection.close(promise: nil)
@@ -142,6 +148,7 @@ public final class TestHTTPServer: Sendable {
     ///
     /// - Parameter path: A path, with or without a leading `/`, optionally with a query.
     /// - Returns: The absolute URL.
+    /// - Precondition: `path` is valid in a URL (percent-encode spaces and the like).
     public func url(_ path: String) -> URL {
         let path = path.hasPrefix("/") ? path : "/" + path
         guard let url = URL(string: self.origin + path) else {

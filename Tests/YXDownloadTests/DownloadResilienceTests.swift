@@ -179,7 +179,7 @@ final class DownloadResilienceTests: DownloadTestCase {
     func testOnlyHTTPAndHTTPSURLs() async throws {
         let job = DownloadJob(
             url: URL(string: "ftp://127.0.0.1/x")!, to: directory.appendingPathComponent("x"), checksum: nil,
-            options: fastOptions(), engine: engine, tag: 0, callbackQueue: .global())
+            options: fastOptions(), engine: engine)
         let error = downloadError(await run(job))
         XCTAssertEqual(error?.kind, .unsupportedScheme)
     }

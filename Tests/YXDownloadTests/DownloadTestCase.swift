@@ -45,7 +45,7 @@ class DownloadTestCase: XCTestCase {
         let destination = directory.appendingPathComponent(file ?? String(path.split(separator: "/").last ?? "index.html"))
         return DownloadJob(
             url: server.url(path), to: destination, checksum: checksum, options: options ?? fastOptions(),
-            engine: engine, tag: 0, callbackQueue: .global())
+            engine: engine)
     }
 
     /// Runs a job to its end; returns its result or error.

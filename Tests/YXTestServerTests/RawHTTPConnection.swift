@@ -112,6 +112,15 @@ final class RawHTTPConnection {
         try self.send(text + "\r\n")
     }
 
+    /// Shuts down the sending side of the socket (the server reads end-of-file).
+    func shutdownWrite() {
+        #if canImport(Glibc)
+        shutdown(self.socketDescriptor, Int32(SHUT_WR))
+        #else
+        shutdown(self.socketDescriptor, SHUT_WR)
+        #endif
+    }
+
     /// Sends a `GET` request and reads its response.
     func request(_ path: String, headers: [String: String] = [:]) throws -> RawResponse {
         try self.request("GET", path, headers: headers)

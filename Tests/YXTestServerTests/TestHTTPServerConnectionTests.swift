@@ -79,6 +79,29 @@ final class TestHTTPServerConnectionTests: XCTestCase {
         }
     }
 
+    func testMalformedRequestGets400AndAClose() async throws {
+        try await withServer { server in
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("NOT HTTP AT ALL\r\n\r\n")
+            let response = try connection.readResponse()
+            XCTAssertEqual(response.status, 400)
+            XCTAssertTrue(try connection.waitForClose())
+            XCTAssertEqual(server.requestCount, 0)
+        }
+    }
+
+    func testHalfClosedClientStillGetsItsAnswers() async throws {
+        try await withServer { server in
+            server.serve("/big", Resource(.generated(size: 2_000_000, seed: 1)))
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nHEAD /big HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.shutdownWrite()
+            XCTAssertEqual(try connection.readResponse().body, GeneratedContent.bytes(size: 2_000_000, seed: 1))
+            XCTAssertEqual(try connection.readResponse(method: "HEAD").status, 200)
+            XCTAssertTrue(try connection.waitForClose())
+        }
+    }
+
     func testStopClosesEveryConnectionAndTheListener() async throws {
         let server = try await TestHTTPServer.start()
         server.serve("/stalled", Resource(.generated(size: 10_000, seed: 3), failures: [.stall(afterBytes: 100, seconds: 600)]))

@@ -100,6 +100,19 @@ final class TestHTTPServerFailureTests: XCTestCase {
         }
     }
 
+    func testEndlessStallIsEndedByTheClient() async throws {
+        try await withServer { server in
+            server.serve("/st", Resource(.generated(size: 1000, seed: 6), failures: [.stall(afterBytes: 10, seconds: .infinity)]))
+            do {
+                let connection = try RawHTTPConnection(port: server.port)
+                try connection.sendRequest("GET", "/st")
+                _ = try connection.readHead()
+                XCTAssertEqual(try connection.read(count: 10).count, 10)
+            }  // The client goes away; the stalled response does not hold up other connections or `stop()`.
+            XCTAssertEqual(try RawHTTPConnection(port: server.port).request("/st").body.count, 1000)
+        }
+    }
+
     func testDisconnectClosesWithoutAResponse() async throws {
         try await withServer { server in
             server.serve("/x", Resource(.bytes(Data("x".utf8)), failures: [.disconnect]))
@@ -151,6 +164,7 @@ final class TestHTTPServerFailureTests: XCTestCase {
             server.serve("/found", .redirect(to: "/files/a.bin"))
             server.serve("/temp", .redirect(to: "http://example.invalid/x", status: 307))
             server.serve("/evil", .redirect(to: "file:///etc/passwd"))
+            server.serve("/other-host", .redirect(to: "//example.invalid/y", status: 308))
             server.serve("/loop-a", .redirect(to: "/loop-b"))
             server.serve("/loop-b", .redirect(to: "/loop-a"))
             let connection = try RawHTTPConnection(port: server.port)
@@ -167,6 +181,9 @@ final class TestHTTPServerFailureTests: XCTestCase {
             XCTAssertEqual(temp.status, 307)
             XCTAssertEqual(temp.header("Location"), "http://example.invalid/x")
             XCTAssertEqual(try connection.request("/evil").header("Location"), "file:///etc/passwd")
+            let other = try connection.request("/other-host")
+            XCTAssertEqual(other.status, 308)
+            XCTAssertEqual(other.header("Location"), "//example.invalid/y")
             XCTAssertEqual(try connection.request("/loop-a").header("Location"), origin + "/loop-b")
             XCTAssertEqual(try connection.request("/loop-b").header("Location"), origin + "/loop-a")
         }
