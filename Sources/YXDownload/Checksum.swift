@@ -9,9 +9,13 @@ import Foundation
 public struct Checksum: Sendable, Hashable, CustomStringConvertible {
     /// The hash functions supported (aria2's names).
     public enum Algorithm: String, Sendable, CaseIterable {
+        /// MD5 (only to check files against published digests; not secure).
         case md5
+        /// SHA-1 (only to check files against published digests; not secure).
         case sha1 = "sha-1"
+        /// SHA-256.
         case sha256 = "sha-256"
+        /// SHA-512.
         case sha512 = "sha-512"
 
         /// Hex digits in a digest of this algorithm.
@@ -25,6 +29,7 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The hash function.
     public let algorithm: Algorithm
     /// The digest in lower-case hex.
     public let hex: String

@@ -20,21 +20,37 @@ import Foundation
 public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable {
     /// What kind of failure it was.
     public enum Kind: String, Sendable, Equatable {
+        /// The URL cannot be parsed.
         case invalidURL
+        /// Not http or https (the URL or a redirect).
         case unsupportedScheme
+        /// The host name does not resolve.
         case couldNotResolve
+        /// The connection was refused or could not be made in time.
         case couldNotConnect
+        /// The connection broke (reset, closed, HTTP/2 stream error).
         case connectionLost
+        /// No byte arrived for the stall timeout.
         case timedOut
+        /// The body ended before its announced length.
         case partialBody
+        /// TLS failed: untrusted certificate, handshake error.
         case tls
+        /// More than the allowed number of redirects (a loop, usually).
         case tooManyRedirects
+        /// The server answered with an error status (see ``DownloadError/httpStatus``).
         case httpStatus
+        /// The server answered something the download cannot use (another range than asked, …).
         case unexpectedResponse
+        /// The file changed on the server while parts of it were being fetched.
         case validatorChanged
+        /// The file's length differs from the one announced.
         case lengthMismatch
+        /// The file's digest differs from the expected checksum.
         case checksumMismatch
+        /// A local file could not be created, written, synced or renamed.
         case fileSystem
+        /// Any other transfer failure reported by curl.
         case transfer
     }
 

@@ -29,8 +29,11 @@ import Foundation
 open class QueueOperation: Operation, @unchecked Sendable {
     /// How an operation ended.
     public enum Outcome: Sendable {
+        /// The work finished with this result.
         case success((any Sendable)?)
+        /// The work failed with this error.
         case failure(any Error)
+        /// The operation was canceled (before or while it ran).
         case canceled
     }
 
