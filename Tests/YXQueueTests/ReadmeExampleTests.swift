@@ -67,6 +67,14 @@ final class ReadmeExampleTests: XCTestCase {
         // 3. Async form.
         let summary = try await WordCountJob(file: file).run(on: dispatcher) as? String
 
+        // 4. The event stream of one attempt, as the README prints it.
+        let watched = WordCountJob(file: file)
+        let events = watched.events
+        dispatcher.add(watched)
+        var seen: [String] = []
+        for await event in events { seen.append(event.description) }
+        XCTAssertEqual(seen, ["started", "progress(0.5)", "progress(1.0)", "finished"])
+
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(summary, "\(file.lastPathComponent): 9 words")
         XCTAssertEqual(delegate.all, ["finished: \(file.lastPathComponent): 9 words"])
