@@ -1,0 +1,171 @@
+import Foundation
+
+/// One download of an input list: a URL and the option lines under it.
+public struct DownloadListEntry: Sendable, Equatable {
+    /// The URL, as written.
+    public var url: URL
+    /// The line the URL is on (1-based).
+    public var line: Int
+    /// `out=`: the file name, already sanitized.
+    public var out: String?
+    /// `dir=`: a directory relative to the output directory, as safe path components.
+    public var dir: [String]
+    /// `checksum=`: the expected digest.
+    public var checksum: Checksum?
+}
+
+/// A bad line of an input list, reported as `FILE:LINE: reason`.
+public struct DownloadListError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var reason: String
+
+    public var description: String { "\(file):\(line): \(reason)" }
+}
+
+/// Reads input lists in aria2's style, one line at a time, so a list of any length needs memory only
+/// for the entry being read.
+///
+/// ```
+/// # comment
+/// https://example.com/a.iso
+///   out=debian.iso
+///   dir=images
+///   checksum=sha-256=9f86d0…
+/// https://example.com/b.txt
+/// ```
+///
+/// Blank lines and lines starting with `#` are ignored. Indented lines are options of the URL above them:
+/// `out=NAME`, `dir=DIR` (relative to the output directory) and `checksum=ALGORITHM=HEX` (md5, sha-1,
+/// sha-256, sha-512). An `out=` or `dir=` that would leave the output directory (`..`, an absolute path)
+/// is an error, as are unknown options, URLs that are not http or https, and options with no URL.
+///
+/// ```swift
+/// var parser = DownloadListParser(fileName: "urls.txt")
+/// for (number, line) in lines.enumerated() {
+///     if let entry = parser.consume(line, number: number + 1) { handle(entry) }
+/// }
+/// if let last = parser.finish() { handle(last) }
+/// print(parser.errors)       // [urls.txt:7: unknown option "foo"]
+/// ```
+public struct DownloadListParser: Sendable {
+    /// The name used in error messages.
+    public let fileName: String
+    /// Every error so far, in line order.
+    public private(set) var errors: [DownloadListError] = []
+    private var pending: DownloadListEntry?
+    private var pendingIsValid = true
+
+    public init(fileName: String) {
+        self.fileName = fileName
+    }
+
+    /// Reads one line; returns the entry the line completed, if any (an entry is complete when the next
+    /// URL line, or the end, arrives). Entries with an error are never returned.
+    public mutating func consume(_ line: some StringProtocol, number: Int) -> DownloadListEntry? {
+        let text = String(line).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+        let indented = text.first == " " || text.first == "\t"
+        if indented {
+            addOption(trimmed, number: number)
+            return nil
+        }
+        let completed = takePending()
+        startEntry(trimmed, number: number)
+        return completed
+    }
+
+    /// Ends the list; returns its last entry, if it is complete and valid.
+    public mutating func finish() -> DownloadListEntry? {
+        takePending()
+    }
+
+    private mutating func takePending() -> DownloadListEntry? {
+        defer { pending = nil }
+        return pendingIsValid ? pending : nil
+    }
+
+    private mutating func fail(_ number: Int, _ reason: String) {
+        errors.append(DownloadListError(file: fileName, line: number, reason: reason))
+    }
+
+    private mutating func startEntry(_ text: String, number: Int) {
+        pendingIsValid = false
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            fail(number, "not a URL: \(Self.redacted(text))")
+            pending = nil
+            return
+        }
+        guard scheme == "http" || scheme == "https" else {
+            fail(number, "unsupported scheme \"\(scheme)\" (only http and https)")
+            pending = nil
+            return
+        }
+        guard let host = url.host, !host.isEmpty else {
+            fail(number, "URL without a host: \(url.redactedString)")
+            pending = nil
+            return
+        }
+        pending = DownloadListEntry(url: url, line: number, out: nil, dir: [], checksum: nil)
+        pendingIsValid = true
+    }
+
+    private mutating func addOption(_ text: String, number: Int) {
+        guard pending != nil || !pendingIsValid else {
+            fail(number, "option line without a URL above it")
+            return
+        }
+        guard let equals = text.firstIndex(of: "=") else {
+            fail(number, "expected NAME=VALUE, got \"\(text)\"")
+            pendingIsValid = false
+            return
+        }
+        let name = text[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        guard pending != nil else { return }  // the URL line already failed; report only its error
+        switch name {
+        case "out":
+            guard pending?.out == nil else { return invalid(number, "out= given twice") }
+            guard !value.isEmpty else { return invalid(number, "out= is empty") }
+            guard !value.hasPrefix("/"), !Self.climbs(value) else {
+                return invalid(number, "out=\(value) would leave the output directory")
+            }
+            guard value != "." else { return invalid(number, "out=. is not a file name") }
+            pending?.out = FileNaming.sanitize(value)
+        case "dir":
+            guard pending?.dir.isEmpty ?? true else { return invalid(number, "dir= given twice") }
+            guard !value.isEmpty else { return invalid(number, "dir= is empty") }
+            guard !value.hasPrefix("/"), !Self.climbs(value) else {
+                return invalid(number, "dir=\(value) would leave the output directory")
+            }
+            pending?.dir = value.split(separator: "/").map(String.init).filter { $0 != "." }.map(FileNaming.sanitize)
+        case "checksum":
+            guard pending?.checksum == nil else { return invalid(number, "checksum= given twice") }
+            guard let checksum = Checksum(parsing: value) else {
+                return invalid(number, "invalid checksum \"\(value)\" (expected md5=, sha-1=, sha-256= or sha-512= and hex digits)")
+            }
+            pending?.checksum = checksum
+        default:
+            invalid(number, "unknown option \"\(name)\" (known: out, dir, checksum)")
+        }
+    }
+
+    private mutating func invalid(_ number: Int, _ reason: String) {
+        fail(number, reason)
+        pendingIsValid = false
+    }
+
+    /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
+    private static func climbs(_ path: String) -> Bool {
+        path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
+    }
+
+    /// A URL-ish text without credentials, for error messages.
+    private static func redacted(_ text: String) -> String {
+        guard let at = text.firstIndex(of: "@"), let scheme = text.range(of: "://"), scheme.upperBound < at else {
+            return text
+        }
+        return String(text[..<scheme.upperBound]) + "…@" + String(text[text.index(after: at)...])
+    }
+}
