@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .library(name: "YXQueue", targets: ["YXQueue"]),
         .library(name: "YXDownload", targets: ["YXDownload"]),
+        .executable(name: "yxdownload", targets: ["yxdownload"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // The job-queue framework: Foundation, Dispatch and Synchronization only, no C library.
@@ -31,6 +33,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+
+        // The command line: options, the input list, the run, the renderers. A library so tests reach it.
+        .target(
+            name: "YXDownloadCLI",
+            dependencies: [
+                "YXDownload",
+                "YXQueue",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `yxdownload urls.txt -j 5`
+        .executableTarget(name: "yxdownload", dependencies: ["YXDownloadCLI"]),
 
         // A loopback HTTP server for tests, benchmarks and the demo (SwiftNIO). Not a product.
         .target(
@@ -56,6 +70,7 @@ let package = Package(
         .testTarget(name: "YXQueueTests", dependencies: ["YXQueue"]),
         .testTarget(name: "YXTestServerTests", dependencies: ["YXTestServer"]),
         .testTarget(name: "YXDownloadTests", dependencies: ["YXDownload", "YXTestServer"]),
+        .testTarget(name: "YXDownloadCLITests", dependencies: ["YXDownloadCLI", "YXTestServer", "yxdownload"]),
     ],
     swiftLanguageModes: [.v6]
 )

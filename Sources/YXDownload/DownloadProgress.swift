@@ -6,6 +6,15 @@ public struct DownloadProgress: Sendable, Equatable {
     public var total: Int64?
     /// Bytes received over the last few seconds, per second.
     public var bytesPerSecond: Double
+    /// Bytes received from the network by this attempt (``bytes`` also counts bytes resumed from disk).
+    public var bytesReceived: Int64
+
+    public init(bytes: Int64, total: Int64?, bytesPerSecond: Double, bytesReceived: Int64 = 0) {
+        self.bytes = bytes
+        self.total = total
+        self.bytesPerSecond = bytesPerSecond
+        self.bytesReceived = bytesReceived
+    }
 
     /// The fraction done, once the length is known.
     public var fraction: Double? {

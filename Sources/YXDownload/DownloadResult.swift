@@ -25,4 +25,16 @@ public struct DownloadResult: Sendable, Equatable {
     public var resumedFrom: Int64
     /// The SHA-256 of the file, when it was computed.
     public var sha256: String?
+
+    public init(
+        outcome: Outcome, url: String, file: URL, bytes: Int64, bytesReceived: Int64, resumedFrom: Int64, sha256: String?
+    ) {
+        self.outcome = outcome
+        self.url = url
+        self.file = file
+        self.bytes = bytes
+        self.bytesReceived = bytesReceived
+        self.resumedFrom = resumedFrom
+        self.sha256 = sha256
+    }
 }

@@ -78,7 +78,9 @@ final class DownloadSession: @unchecked Sendable {
 
     var progress: DownloadProgress {
         state.withLock { s in
-            DownloadProgress(bytes: s.resume.doneBytes, total: s.resume.total, bytesPerSecond: s.speed.bytesPerSecond())
+            DownloadProgress(
+                bytes: s.resume.doneBytes, total: s.resume.total, bytesPerSecond: s.speed.bytesPerSecond(),
+                bytesReceived: s.received)
         }
     }
 
@@ -411,6 +413,20 @@ final class DownloadSession: @unchecked Sendable {
         return DownloadResult(
             outcome: plan == .finalizeOnly ? .finalizedExisting : .downloaded, url: redactedURL, file: finalFile,
             bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])
+    }
+
+    /// After a final failure: a `.part` without a single byte (a 404, a refused connection) is not worth
+    /// keeping, so it and its sidecar go.
+    func removeIfEmpty() {
+        let empty = state.withLock { s -> Bool in
+            var info = stat()
+            guard s.fd >= 0, fstat(s.fd, &info) == 0, info.st_size == 0, s.resume.doneBytes == 0 else { return false }
+            s.invalidated = true  // no later sidecar write
+            return true
+        }
+        guard empty else { return }
+        try? FileManager.default.removeItem(at: partFile)
+        try? FileManager.default.removeItem(at: metaFile)
     }
 
     /// The bytes are known bad: remove the `.part` and its sidecar.

@@ -38,6 +38,8 @@ final class Transfer: @unchecked Sendable {
     var abortError: DownloadError?
     /// Paused by the speed limit.
     var isPaused = false
+    /// Bytes this transfer may still take under the overall speed limit (its share of the budget).
+    var allowance: Double = 0
     var isDone = false
     /// When a byte (or a header) last arrived, or when the transfer was added (uptime nanoseconds).
     var lastActivity: UInt64 = 0

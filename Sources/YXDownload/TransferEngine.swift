@@ -46,7 +46,6 @@ public final class TransferEngine: @unchecked Sendable {
     // MARK: Engine-thread state
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var limit: Int?
-    private var tokens: Double = 0
     private var lastRefill = DispatchTime.now().uptimeNanoseconds
     private var paused: [Transfer] = []
 
@@ -178,7 +177,11 @@ public final class TransferEngine: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, YX_CURL_HTTP_VERSION_2TLS)
-        _ = yx_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        // Waiting for a connection to say whether it multiplexes only pays over TLS (HTTP/2); over plain
+        // http it made new transfers wait behind a paused one (seen with --max-speed on curl 7.88).
+        if request.url.scheme?.lowercased() == "https" {
+            _ = yx_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
+        }
         _ = yx_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, 256 * 1024)
         _ = yx_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         if let range = request.curlRange {
@@ -221,14 +224,14 @@ public final class TransferEngine: @unchecked Sendable {
         if transfer.checkResponse() != nil { return 0 }
         transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         if limit != nil {
-            if tokens <= 0 {
+            if transfer.allowance <= 0 {
                 if !transfer.isPaused {
                     transfer.isPaused = true
                     paused.append(transfer)
                 }
                 return YX_CURL_WRITEFUNC_PAUSE
             }
-            tokens -= Double(bytes.count)
+            transfer.allowance -= Double(bytes.count)
         }
         if let error = transfer.handler.transferDidReceive(bytes) {
             transfer.abortError = error
@@ -262,26 +265,37 @@ public final class TransferEngine: @unchecked Sendable {
     private func applySpeedLimit(_ newLimit: Int?) {
         guard newLimit != limit else { return }
         limit = newLimit
-        tokens = 0
+        for transfer in active.values { transfer.allowance = 0 }
         lastRefill = DispatchTime.now().uptimeNanoseconds
         if newLimit == nil { resumePaused() }
     }
 
-    /// Token bucket: the budget grows with time at the limit's rate, up to a tenth of a second's worth.
+    /// The speed limit's budget grows with time at the limit's rate and is shared out equally: each
+    /// running transfer gets its own allowance, so curl's fixed order of serving handles cannot let the
+    /// first one take everything. An allowance holds at most a tenth of a second's worth of its share
+    /// (the burst), and a transfer that spent its allowance is paused until the next share.
     private func refillTokens() {
-        guard let limit else { return }
+        guard let limit, !active.isEmpty else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         let elapsed = Double(now - lastRefill) / 1e9
         lastRefill = now
-        let burst = max(Double(limit) / 10, 16 * 1024)
-        tokens = min(burst, tokens + Double(limit) * elapsed)
-        if tokens > 0 { resumePaused() }
+        let count = Double(active.count)
+        let share = Double(limit) * elapsed / count
+        let burst = max(Double(limit) / 10, 16 * 1024) / count
+        for transfer in active.values {
+            transfer.allowance = min(max(burst, share), transfer.allowance + share)
+        }
+        resumePaused()
     }
 
     private func resumePaused() {
         let waiting = paused
         paused.removeAll()
         for transfer in waiting where !transfer.isDone {
+            guard limit == nil || transfer.allowance > 0 else {
+                paused.append(transfer)
+                continue
+            }
             transfer.isPaused = false
             if let handle = transfer.handle {
                 curl_easy_pause(handle, Int32(YX_CURLPAUSE_CONT))

@@ -157,6 +157,7 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
             return s.retriesUsed
         }
         guard let retry else {
+            session.removeIfEmpty()
             finishIfNotDone(.failure(isCancelled ? CancellationError() : error))
             return
         }

@@ -1,0 +1,10 @@
+/// `yxdownload`'s exit statuses (SPEC §4).
+public enum ExitStatus {
+    /// Every download finished or was skipped.
+    public static let success: Int32 = 0
+    /// At least one download failed.
+    public static let failure: Int32 = 1
+    /// A usage error or an invalid input file: nothing was downloaded.
+    public static let usage: Int32 = 2
+    // 130 and 143 are 128 + SIGINT and 128 + SIGTERM.
+}

@@ -1,0 +1,65 @@
+import YXDownload
+
+/// `--json`: standard output carries only JSON lines, one per event (SPEC §4); the human summary still
+/// goes to standard error.
+///
+/// Progress events come once a second for each running download whose byte count moved.
+final class JSONReporter: RunReporter {
+    private let console: Console
+    private var lastReported: [String: Int64] = [:]
+
+    init(console: Console) {
+        self.console = console
+    }
+
+    var tickInterval: Double? { 1 }
+
+    private func emit(_ line: JSONLine) {
+        console.writeOut(line.text + "\n")
+    }
+
+    func started(_ item: DownloadItem) {
+        emit(JSONLine(["event": .string("start"), "url": .string(item.url), "file": .string(item.file)]))
+    }
+
+    func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
+        lastReported[item.file] = nil
+        emit(JSONLine([
+            "event": .string("finish"), "url": .string(item.url), "file": .string(item.file),
+            "bytes": .int(result.bytes), "sha256": result.sha256.map(JSONLine.Value.string) ?? .null,
+        ]))
+    }
+
+    func skipped(_ item: DownloadItem) {
+        emit(JSONLine([
+            "event": .string("skip"), "url": .string(item.url), "file": .string(item.file), "reason": .string("exists"),
+        ]))
+    }
+
+    func failed(_ item: DownloadItem, error: any Error) {
+        lastReported[item.file] = nil
+        let status = (error as? DownloadError)?.httpStatus
+        emit(JSONLine([
+            "event": .string("fail"), "url": .string(item.url), "file": .string(item.file),
+            "error": .string(describe(error)), "http_status": status.map { .int(Int64($0)) } ?? .null,
+        ]))
+    }
+
+    func tick(active: [ActiveDownload], totals: RunTotals) {
+        for download in active where lastReported[download.item.file] != download.progress.bytes {
+            lastReported[download.item.file] = download.progress.bytes
+            emit(JSONLine([
+                "event": .string("progress"), "url": .string(download.item.url), "file": .string(download.item.file),
+                "bytes": .int(download.progress.bytes), "total": download.progress.total.map { .int($0) } ?? .null,
+            ]))
+        }
+    }
+
+    func end(totals: RunTotals, interruptedBy signalName: String?) {
+        emit(JSONLine([
+            "event": .string("summary"), "done": .int(Int64(totals.done)), "skipped": .int(Int64(totals.skipped)),
+            "failed": .int(Int64(totals.failed)), "bytes": .int(totals.bytes), "seconds": .seconds(totals.seconds),
+        ]))
+        console.writeErr(summaryLine(totals, interruptedBy: signalName))
+    }
+}

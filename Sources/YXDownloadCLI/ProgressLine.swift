@@ -1,0 +1,59 @@
+import YXDownload
+
+/// Builds the live lines of the terminal display, fitted to a width: one per running download and one
+/// for the whole run. Pure functions of their input, so tests check them at a fixed width.
+///
+/// ```
+/// debian.iso      [#########>              ]  38%  390.1 MiB/1.00 GiB   24.5 MiB/s  ETA 0:27
+/// [3/10] 2 done, 0 skipped, 0 failed, 1 running  1.21 GiB  24.5 MiB/s  elapsed 0:51
+/// ```
+enum ProgressLine {
+    /// One running download. Never wider than `width` columns.
+    static func download(_ download: ActiveDownload, width: Int) -> String {
+        let progress = download.progress
+        let percent = progress.fraction.map { "\(Int(($0 * 100).rounded(.down)))%" } ?? "--"
+        let size = progress.total.map { ByteFormatting.bytes(progress.bytes) + "/" + ByteFormatting.bytes($0) }
+            ?? ByteFormatting.bytes(progress.bytes)
+        let eta: Double? = progress.total.flatMap { total in
+            progress.bytesPerSecond > 0 ? Double(max(0, total - progress.bytes)) / progress.bytesPerSecond : nil
+        }
+        let fields = [
+            TextWidth.padLeft(percent, to: 4), TextWidth.padLeft(size, to: 19),
+            TextWidth.padLeft(ByteFormatting.rate(progress.bytesPerSecond), to: 12), "ETA " + ByteFormatting.duration(eta),
+        ]
+        // Drop the least useful fields until the name has room for 16 columns.
+        var shown = fields
+        for dropping in [3, 2, 1] where width - TextWidth.of(shown.joined(separator: " ")) < 16 + 2 {
+            shown.remove(at: dropping)
+        }
+        let right = " " + shown.joined(separator: " ")
+        var room = width - TextWidth.of(right)
+        var bar = ""
+        if room >= 34, let fraction = progress.fraction {
+            let barWidth = min(30, room - 24)
+            bar = " " + self.bar(fraction, width: barWidth)
+            room -= barWidth + 3
+        } else if room >= 34 {
+            let barWidth = min(30, room - 24)
+            bar = " [" + String(repeating: " ", count: barWidth) + "]"
+            room -= barWidth + 3
+        }
+        return TextWidth.fit(TextWidth.pad(download.item.name, to: max(1, room)) + bar + right, to: width)
+    }
+
+    /// `[#####>    ]`: `width` columns inside the brackets.
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let head = filled < width ? ">" : ""
+        let body = String(repeating: "#", count: filled) + head
+        return "[" + body + String(repeating: " ", count: max(0, width - body.count)) + "]"
+    }
+
+    /// The whole run. Never wider than `width` columns.
+    static func overall(_ totals: RunTotals, running: Int, bytesNow: Int64, speed: Double, width: Int) -> String {
+        var line = "[\(totals.ended)/\(totals.listed)] \(totals.done) done, \(totals.skipped) skipped, "
+        line += "\(totals.failed) failed, \(running) running  \(ByteFormatting.bytes(bytesNow))"
+        line += "  \(ByteFormatting.rate(speed))  elapsed \(ByteFormatting.duration(totals.seconds, roundingUp: false))"
+        return TextWidth.fit(line, to: width)
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import YXDownloadCLI
+
+exit(YXDownloadMain.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+/// Usage, help, and the input file's checks: nothing may reach the server when the command line or the
+/// list is wrong, and the exit status is 2.
+final class CommandLineUsageTests: CLITestCase {
+    func testHelpListsEveryOptionAndExitsZero() async throws {
+        let help = try await yxdownload("--help")
+        XCTAssertEqual(help.status, 0)
+        XCTAssertEqual(help.stderr, "")
+        for option in [
+            "-j, --jobs <N>", "-d, --dir <DIR>", "-x, --connections <N>", "--retries <N>", "--retry-wait <SECONDS>",
+            "--timeout <SECONDS>", "--connect-timeout <SECONDS>", "-H, --header <HEADER>", "-U, --user-agent <TEXT>",
+            "--max-speed <RATE>", "--overwrite", "-k, --insecure", "--json", "-q, --quiet", "--version", "-h, --help",
+            "USAGE: yxdownload [<options>] <input-file>", "Exit status: 0 all downloaded or skipped",
+        ] {
+            XCTAssertTrue(help.stdout.contains(option), "help lacks \(option)")
+        }
+        let short = try await yxdownload("-h")
+        XCTAssertEqual(short.stdout, help.stdout)
+
+        let version = try await yxdownload("--version")
+        XCTAssertEqual(version.status, 0)
+        XCTAssertEqual(version.stdout, "0.1.0\n")
+    }
+
+    func testUsageErrorsExitTwoWithAMessageAndMakeNoRequest() async throws {
+        serveGenerated("/a.bin", size: 10, seed: 1)
+        let list = try writeList(server.url("/a.bin").absoluteString + "\n")
+        let cases: [([String], String)] = [
+            ([], "Missing expected argument '<input-file>'"),
+            (["-j", "0", list], "--jobs must be between 1 and 1000"),
+            (["-x", "17", list], "--connections must be between 1 and 16"),
+            (["--retries", "-1", list], "--retries"),
+            (["--timeout", "0", list], "--timeout must be more than 0 seconds"),
+            (["--max-speed", "fast", list], "--max-speed"),
+            (["-H", "no colon", list], "--header must look like \"Name: value\""),
+            (["--frobnicate", list], "Unknown option '--frobnicate'"),
+            (["-j", list], "The value 'urls.txt' is invalid for '-j <N>'"),
+        ]
+        for (arguments, message) in cases {
+            let output = try await RunningCommand(arguments, in: work).wait()
+            XCTAssertEqual(output.status, 2, "\(arguments): \(output.stderr)")
+            XCTAssertTrue(output.stderr.contains(message), "\(arguments) → \(output.stderr)")
+        }
+        XCTAssertEqual(server.requestCount, 0)
+        XCTAssertEqual(files(), [])
+    }
+
+    func testMissingInputFileExitsTwo() async throws {
+        let output = try await yxdownload("nowhere.txt")
+        XCTAssertEqual(output.status, 2)
+        XCTAssertEqual(output.stderr, "yxdownload: cannot read nowhere.txt: No such file or directory\n")
+        let folder = try await yxdownload(".")
+        XCTAssertEqual(folder.status, 2)
+        XCTAssertEqual(folder.stderr, "yxdownload: cannot read .: it is a directory\n")
+    }
+
+    func testEveryBadLineIsReportedWithItsNumberAndNothingIsRequested() async throws {
+        serveGenerated("/ok.bin", size: 100, seed: 2)
+        let ok = server.url("/ok.bin").absoluteString
+        try writeList("""
+            # a comment, then a good entry
+            \(ok)
+              out=first.bin
+
+            ftp://127.0.0.1/file
+            not a url at all
+              out=orphan-of-a-bad-url.bin
+            \(ok)
+              out=../escape.bin
+            \(ok)
+              dir=/etc
+            \(ok)
+              checksum=sha-256=1234
+              color=blue
+            \(ok)
+              dir=a/../../b
+            """, name: "bad.txt")
+        let output = try await yxdownload("bad.txt")
+        XCTAssertEqual(output.status, 2)
+        XCTAssertEqual(output.stdout, "")
+        XCTAssertEqual(output.stderrLines, [
+            "bad.txt:5: unsupported scheme \"ftp\" (only http and https)",
+            "bad.txt:6: not a URL: not a url at all",
+            "bad.txt:9: out=../escape.bin would leave the output directory",
+            "bad.txt:11: dir=/etc would leave the output directory",
+            "bad.txt:13: invalid checksum \"sha-256=1234\" (expected md5=, sha-1=, sha-256= or sha-512= and hex digits)",
+            "bad.txt:14: unknown option \"color\" (known: out, dir, checksum)",
+            "bad.txt:16: dir=a/../../b would leave the output directory",
+            "yxdownload: 7 invalid lines in bad.txt; nothing was downloaded.",
+        ])
+        XCTAssertEqual(server.requestCount, 0, "a bad list makes no request, not even for its good lines")
+        XCTAssertEqual(files(), [])
+    }
+
+    func testBadLinesOnStandardInputAreReportedAsStdin() async throws {
+        let output = try await yxdownload("-", stdin: "http://127.0.0.1:1/a\n  out=\n")
+        XCTAssertEqual(output.status, 2)
+        XCTAssertEqual(output.stderrLines.first, "<stdin>:2: out= is empty")
+    }
+
+    func testAnEmptyListIsNotAnError() async throws {
+        try writeList("# nothing yet\n\n")
+        let output = try await yxdownload("urls.txt")
+        XCTAssertEqual(output.status, 0)
+        XCTAssertTrue(output.stderr.contains("urls.txt has no URLs; nothing to do."), output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed"), output.stderr)
+    }
+}

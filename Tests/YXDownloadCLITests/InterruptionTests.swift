@@ -1,0 +1,70 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+/// Signals and crashes mid-download: `.part` files survive and the same command finishes the job.
+final class InterruptionTests: CLITestCase {
+    let size: Int64 = 3 << 20
+
+    /// Starts a throttled download and waits until part of it is on disk.
+    private func startSlowDownload(_ extra: [String] = []) async throws -> RunningCommand {
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)
+        try writeList("\(server.url("/movie.bin"))\n")
+        let command = try RunningCommand(["urls.txt"] + extra, in: work)
+        try await waitUntil("part of the file on disk") { fileSize("movie.bin.part") > 100_000 }
+        return command
+    }
+
+    private func rerunAtFullSpeed() async throws -> CommandOutput {
+        serveGenerated("/movie.bin", size: size, seed: 21)
+        server.resetCounters()
+        return try await yxdownload("urls.txt")
+    }
+
+    func testSIGINTExits130PromptlyKeepsThePartAndARerunResumes() async throws {
+        let command = try await startSlowDownload()
+        let sent = Date()
+        command.send(SIGINT)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 130)
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 2, "Ctrl-C ends the run within 2 s")
+        XCTAssertTrue(output.stderr.contains("interrupted by SIGINT"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 1 canceled"), output.stderr)
+        let kept = fileSize("movie.bin.part")
+        XCTAssertGreaterThan(kept, 100_000)
+        XCTAssertFalse(files().contains("movie.bin"))
+
+        let rerun = try await rerunAtFullSpeed()
+        XCTAssertEqual(rerun.status, 0, rerun.stderr)
+        XCTAssertTrue(holdsGenerated("movie.bin", size: size, seed: 21))
+        XCTAssertEqual(files(), ["movie.bin"])
+        let range = server.requests(to: "/movie.bin").last?.header("Range")
+        XCTAssertNotNil(range)
+        XCTAssertNotEqual(range, "bytes=0-", "the rerun resumed instead of starting over")
+    }
+
+    func testSIGTERMExits143() async throws {
+        let command = try await startSlowDownload(["--json"])
+        command.send(SIGTERM)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 143)
+        XCTAssertTrue(output.stderr.contains("interrupted by SIGTERM"), output.stderr)
+        XCTAssertEqual(output.stdoutLines.last.map { $0.hasPrefix("{\"event\":\"summary\",\"done\":0,") }, true)
+        XCTAssertGreaterThan(fileSize("movie.bin.part"), 100_000)
+    }
+
+    func testKillNineThenARerunCompletesWithTheRightBytes() async throws {
+        let command = try await startSlowDownload(["-x", "3"])
+        try await waitUntil("the sidecar") { fileSize("movie.bin.part.meta") > 0 }
+        try await Task.sleep(nanoseconds: 1_200_000_000)  // let the sidecar record some progress
+        command.send(SIGKILL)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 128 + SIGKILL)
+        XCTAssertFalse(files().contains("movie.bin"))
+
+        let rerun = try await rerunAtFullSpeed()
+        XCTAssertEqual(rerun.status, 0, rerun.stderr)
+        XCTAssertTrue(holdsGenerated("movie.bin", size: size, seed: 21), "every byte right after a kill -9")
+        XCTAssertEqual(files(), ["movie.bin"])
+    }
+}

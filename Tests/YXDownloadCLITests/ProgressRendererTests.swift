@@ -1,0 +1,154 @@
+import Foundation
+import XCTest
+import YXDownload
+
+@testable import YXDownloadCLI
+
+/// The terminal display fed to a fake terminal of a fixed size.
+final class ProgressRendererTests: XCTestCase {
+    /// A terminal that records what is written to it.
+    final class FakeTerminal: @unchecked Sendable {
+        private let lock = NSLock()
+        private var _out = ""
+        private var _err = ""
+        var out: String { lock.withLock { _out } }
+        var err: String { lock.withLock { _err } }
+
+        func console(columns: Int, rows: Int = 24) -> Console {
+            Console(
+                writeOut: { text in self.lock.withLock { self._out += text } },
+                writeErr: { text in self.lock.withLock { self._err += text } },
+                isTerminal: true, size: { (columns, rows) })
+        }
+    }
+
+    private func item(_ name: String) -> DownloadItem {
+        DownloadItem(url: "http://example.com/\(name)", file: "dl/\(name)", name: name)
+    }
+
+    private func active(_ name: String, bytes: Int64, total: Int64?, speed: Double) -> ActiveDownload {
+        ActiveDownload(item: item(name), progress: DownloadProgress(bytes: bytes, total: total, bytesPerSecond: speed))
+    }
+
+    func testABarHasNamePercentBytesSpeedAndETAAndFitsTheWidth() {
+        let line = ProgressLine.download(
+            active("debian.iso", bytes: 409_052_774, total: 1 << 30, speed: 25_690_112), width: 99)
+        XCTAssertEqual(
+            line,
+            "debian.iso            [##########>                 ]  38%  390.1 MiB/1.00 GiB   24.5 MiB/s ETA 0:26")
+        XCTAssertLessThanOrEqual(TextWidth.of(line), 99)
+    }
+
+    func testNarrowTerminalsDropFieldsAndLongNamesAreCut() {
+        let download = active(String(repeating: "very-long-name-", count: 8) + ".bin", bytes: 500, total: 1000, speed: 100)
+        for width in [20, 30, 40, 59, 60, 79, 80, 120, 200] {
+            let line = ProgressLine.download(download, width: width)
+            XCTAssertLessThanOrEqual(TextWidth.of(line), width, "width \(width): \(line)")
+            XCTAssertTrue(line.hasPrefix("very-long"), line)
+            if width >= 40 { XCTAssertTrue(line.contains("50%"), "width \(width): \(line)") }
+        }
+        XCTAssertEqual(ProgressLine.download(download, width: 60), "very-long-name-very-l…  50%        500 B/1000 B      100 B/s")
+    }
+
+    func testWideCharactersCountTwoColumns() {
+        let line = ProgressLine.download(active("日本語のファイル名.txt", bytes: 1, total: 2, speed: 1), width: 50)
+        XCTAssertLessThanOrEqual(TextWidth.of(line), 50, line)
+        XCTAssertEqual(TextWidth.of("日本"), 4)
+        XCTAssertEqual(TextWidth.of("e\u{301}"), 1, "a combining accent takes no column")
+    }
+
+    func testUnknownLengthShowsBytesWithoutPercent() {
+        let line = ProgressLine.download(active("stream", bytes: 2048, total: nil, speed: 1024), width: 80)
+        XCTAssertTrue(line.contains("--"), line)
+        XCTAssertTrue(line.contains("2.0 KiB"), line)
+        XCTAssertTrue(line.hasSuffix("ETA --:--"), line)
+    }
+
+    func testRedrawReplacesTheBarsInPlaceAndFinishedFilesScrollAbove() {
+        let terminal = FakeTerminal()
+        let reporter = TerminalReporter(console: terminal.console(columns: 61), quiet: false)
+        var totals = RunTotals(listed: 3)
+        reporter.tick(active: [active("a.bin", bytes: 10, total: 100, speed: 5), active("b.bin", bytes: 0, total: nil, speed: 0)], totals: totals)
+        let first = terminal.out
+        XCTAssertTrue(first.hasPrefix("\u{1B}[?25l"), "the cursor is hidden while bars show")
+        XCTAssertEqual(first.components(separatedBy: "\n").count - 1, 3, "two bars and the overall line")
+        for line in first.dropFirst(6).split(separator: "\n") {
+            XCTAssertLessThanOrEqual(TextWidth.of(String(line)), 60, String(line))
+        }
+        XCTAssertTrue(first.contains("[0/3] 0 done, 0 skipped, 0 failed, 2 running"), first)
+
+        totals.done = 1
+        reporter.finished(item("a.bin"), result: DownloadResult(
+            outcome: .downloaded, url: "http://example.com/a.bin", file: URL(fileURLWithPath: "/dl/a.bin"), bytes: 100,
+            bytesReceived: 100, resumedFrom: 0, sha256: nil), seconds: 0.5)
+        reporter.tick(active: [active("b.bin", bytes: 50, total: nil, speed: 10)], totals: totals)
+        let second = String(terminal.out.dropFirst(first.count))
+        XCTAssertTrue(second.hasPrefix("\r\u{1B}[3A\u{1B}[J"), "moves up over the three lines drawn and clears them")
+        XCTAssertTrue(second.contains("done  dl/a.bin  100 B in 0.50 s (200 B/s)\n"), second)
+        XCTAssertTrue(second.contains("[1/3] 1 done"), second)
+
+        reporter.end(totals: totals, interruptedBy: nil)
+        let last = String(terminal.out.dropFirst(first.count + second.count))
+        XCTAssertEqual(last, "\r\u{1B}[2A\u{1B}[J\u{1B}[?25h", "the bars are cleared and the cursor shown again")
+        XCTAssertTrue(terminal.err.hasPrefix("yxdownload: 1 done, 0 skipped, 0 failed; 0 B in "), terminal.err)
+    }
+
+    func testManyDownloadsShowAtMostTenBarsAndACount() {
+        let terminal = FakeTerminal()
+        let reporter = TerminalReporter(console: terminal.console(columns: 80, rows: 50), quiet: false)
+        let downloads = (0..<14).map { active("f\($0)", bytes: 1, total: 10, speed: 1) }
+        reporter.tick(active: downloads, totals: RunTotals(listed: 14))
+        let lines = terminal.out.split(separator: "\n")
+        XCTAssertEqual(lines.count, 12)
+        XCTAssertEqual(lines[10], "… and 4 more running")
+    }
+
+    func testASmallWindowShowsFewerBars() {
+        let terminal = FakeTerminal()
+        let reporter = TerminalReporter(console: terminal.console(columns: 80, rows: 6), quiet: false)
+        reporter.tick(active: (0..<5).map { active("f\($0)", bytes: 1, total: 10, speed: 1) }, totals: RunTotals(listed: 5))
+        XCTAssertEqual(terminal.out.split(separator: "\n").count, 5, "3 bars, the count, the overall line")
+    }
+}
+
+/// The small pieces of the command line.
+final class CommandPartsTests: XCTestCase {
+    func testByteRates() {
+        XCTAssertEqual(ByteRate(argument: "500K")?.bytesPerSecond, 512_000)
+        XCTAssertEqual(ByteRate(argument: "2M")?.bytesPerSecond, 2 << 20)
+        XCTAssertEqual(ByteRate(argument: "1.5g")?.bytesPerSecond, 1_610_612_736)
+        XCTAssertEqual(ByteRate(argument: "800")?.bytesPerSecond, 800)
+        XCTAssertEqual(ByteRate(argument: "2MiB/s")?.bytesPerSecond, 2 << 20)
+        XCTAssertEqual(ByteRate(argument: "500KB")?.bytesPerSecond, 512_000)
+        for bad in ["", "fast", "0", "-1K", "K", "1T", "nan", "0.0001"] {
+            XCTAssertNil(ByteRate(argument: bad), bad)
+        }
+    }
+
+    func testCollidingNamesGetSuffixesAndReservePartFiles() {
+        var names = OutputNames()
+        XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin")
+        XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin.1")
+        XCTAssertEqual(names.claim(directory: ["sub"], name: "a.bin"), "a.bin", "another folder is another file")
+        XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin.2")
+        XCTAssertEqual(names.claim(directory: [], name: "a.bin.1"), "a.bin.1.1")
+        XCTAssertEqual(names.claim(directory: [], name: "a.bin.part"), "a.bin.part.1", "a.bin's .part is taken")
+        for index in 3..<1000 { XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin.\(index)") }
+    }
+
+    func testJSONLinesEscape() {
+        let line = JSONLine(["event": .string("fail"), "file": .string("a\"b\\c\n\u{1}é"), "n": .int(5), "s": .seconds(0.5), "x": .null])
+        XCTAssertEqual(line.text, #"{"event":"fail","file":"a\"b\\c\n\u0001é","n":5,"s":0.500,"x":null}"#)
+        XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.text.utf8)))
+    }
+
+    func testFormatting() {
+        XCTAssertEqual(ByteFormatting.bytes(0), "0 B")
+        XCTAssertEqual(ByteFormatting.bytes(1023), "1023 B")
+        XCTAssertEqual(ByteFormatting.bytes(1536), "1.5 KiB")
+        XCTAssertEqual(ByteFormatting.bytes(1 << 30), "1.00 GiB")
+        XCTAssertEqual(ByteFormatting.duration(65), "1:05")
+        XCTAssertEqual(ByteFormatting.duration(3725), "1:02:05")
+        XCTAssertEqual(ByteFormatting.duration(nil), "--:--")
+    }
+}
