@@ -4,7 +4,8 @@ public enum ExitStatus {
     public static let success: Int32 = 0
     /// At least one download failed.
     public static let failure: Int32 = 1
-    /// A usage error or an invalid input file: nothing was downloaded.
+    /// A usage error, an invalid or unreadable input file, or an output directory that cannot be
+    /// created: nothing was downloaded.
     public static let usage: Int32 = 2
     // 130 and 143 are 128 + SIGINT and 128 + SIGTERM.
 }

@@ -151,7 +151,7 @@ struct YXDownloadCommand: ParsableCommand {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
             console.writeErr("yxdownload: cannot create the output directory \(dir): \(error.localizedDescription)\n")
-            return ExitStatus.failure
+            return ExitStatus.usage
         }
         if check.entries == 0 { console.writeErr("yxdownload: \(list.displayName) has no URLs; nothing to do.\n") }
 

@@ -55,6 +55,12 @@ final class CommandLineUsageTests: CLITestCase {
         let folder = try await yxdownload(".")
         XCTAssertEqual(folder.status, 2)
         XCTAssertEqual(folder.stderr, "yxdownload: cannot read .: it is a directory\n")
+
+        try writeList("http://127.0.0.1:1/a\n")
+        try Data().write(to: work.appendingPathComponent("occupied"))
+        let blocked = try await yxdownload("urls.txt", "-d", "occupied/sub")
+        XCTAssertEqual(blocked.status, 2)
+        XCTAssertTrue(blocked.stderr.hasPrefix("yxdownload: cannot create the output directory occupied/sub"), blocked.stderr)
     }
 
     func testEveryBadLineIsReportedWithItsNumberAndNothingIsRequested() async throws {
