@@ -5,7 +5,7 @@ import YXDownload
 ///
 /// ```
 /// debian.iso      [#########>              ]  38%  390.1 MiB/1.00 GiB   24.5 MiB/s  ETA 0:27
-/// [3/10] 2 done, 0 skipped, 0 failed, 1 running  1.21 GiB  24.5 MiB/s  elapsed 0:51
+/// [3/10] 1.21 GiB  24.5 MiB/s  elapsed 0:51  1 running, 2 done, 0 skipped, 1 failed
 /// ```
 enum ProgressLine {
     /// One running download. Never wider than `width` columns.
@@ -51,9 +51,10 @@ enum ProgressLine {
 
     /// The whole run. Never wider than `width` columns.
     static func overall(_ totals: RunTotals, running: Int, bytesNow: Int64, speed: Double, width: Int) -> String {
-        var line = "[\(totals.ended)/\(totals.listed)] \(totals.done) done, \(totals.skipped) skipped, "
-        line += "\(totals.failed) failed, \(running) running  \(ByteFormatting.bytes(bytesNow))"
-        line += "  \(ByteFormatting.rate(speed))  elapsed \(ByteFormatting.duration(totals.seconds, roundingUp: false))"
+        // Most useful first: on a narrow terminal the end of the line is cut.
+        var line = "[\(totals.ended)/\(totals.listed)] \(ByteFormatting.bytes(bytesNow))  \(ByteFormatting.rate(speed))"
+        line += "  elapsed \(ByteFormatting.duration(totals.seconds, roundingUp: false))  \(running) running, "
+        line += "\(totals.done) done, \(totals.skipped) skipped, \(totals.failed) failed"
         return TextWidth.fit(line, to: width)
     }
 }
