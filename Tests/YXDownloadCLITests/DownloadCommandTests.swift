@@ -2,6 +2,10 @@ import Foundation
 import XCTest
 import YXTestServer
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `yxdownload` against the loopback server: files, names, output modes and options.
 final class DownloadCommandTests: CLITestCase {
     func testDownloadsPrintsOneLinePerFileAndARerunSkipsWithoutRequests() async throws {
@@ -184,6 +188,30 @@ final class DownloadCommandTests: CLITestCase {
         XCTAssertEqual(stalled.status, 1)
         XCTAssertLessThan(stalled.seconds, 10, "--timeout 1 gives up long before the 30 s stall ends")
         XCTAssertTrue(files().contains("stalls.bin.part"), "the bytes received so far are kept")
+    }
+
+    func testConnectTimeoutEndsAHandshakeThatNeverCompletes() async throws {
+        // A socket that listens but never answers: TCP connects (the kernel's backlog), TLS never does.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(listen(listener, 8), 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        try writeList("https://127.0.0.1:\(port)/never.bin\n")
+        let output = try await yxdownload("urls.txt", "--connect-timeout", "1", "--timeout", "60", "--retries", "0")
+        XCTAssertEqual(output.status, 1)
+        XCTAssertTrue(output.stderr.contains("fail  never.bin"), output.stderr)
+        XCTAssertLessThan(output.seconds, 10, "the 1 s connect timeout ended it, not the 60 s stall timeout")
     }
 
     func testMaxSpeedRoughlyHoldsAndIsSharedFairly() async throws {
