@@ -41,7 +41,11 @@ final class DownloadSession: @unchecked Sendable {
         var fd: Int32 = -1
         var resumedFrom: Int64 = 0
         var received: Int64 = 0
-        var lastPersist: UInt64 = 0
+        /// When the sidecar was last written (at first: when the session began, so a download that ends
+        /// within a second never writes one).
+        var lastPersist = DispatchTime.now().uptimeNanoseconds
+        /// Whether `NAME.part.meta` exists (loaded from an earlier run, or written by this one).
+        var hasSidecar = false
         var speed = SpeedMeter()
         /// The response's validator differs from what the `.part` was made of: start over next time.
         var invalidated = false
@@ -104,7 +108,8 @@ final class DownloadSession: @unchecked Sendable {
         } catch {
             throw DownloadError.fileSystem("cannot create directory", path: directory.path, url: redactedURL)
         }
-        let saved = files.fileExists(atPath: partFile.path) ? ResumeState.load(from: metaFile) : nil
+        let sidecarExists = files.fileExists(atPath: metaFile.path)
+        let saved = sidecarExists && files.fileExists(atPath: partFile.path) ? ResumeState.load(from: metaFile) : nil
         let fd = open(partFile.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partFile.path, url: redactedURL) }
         var info = stat()
@@ -113,6 +118,7 @@ final class DownloadSession: @unchecked Sendable {
 
         return state.withLock { s -> Bool in
             s.fd = fd
+            s.hasSidecar = sidecarExists  // a stale one is replaced or removed too
             if var saved, saved.url == redactedURL, saved.validator != nil || saved.isComplete {
                 if saved.segments.count == 1, saved.segments[0].start == 0 {
                     // One stream writes in order: the file's size is the truth (the sidecar may lag).
@@ -180,7 +186,7 @@ final class DownloadSession: @unchecked Sendable {
                     s.resume.total = total
                     s.resume.segments = Self.segments(total: total, options: options)
                 }
-                persistLocked(&s, force: true)
+                persistLocked(&s, force: s.hasSidecar)
             }
             return nil
         case 416 where response.contentRange?.total == 0:
@@ -288,7 +294,7 @@ final class DownloadSession: @unchecked Sendable {
         s.resume.lastModified = response.lastModified
         s.resume.total = total
         if s.resume.segments.count == 1 { s.resume.segments[0].end = total.map { $0 - 1 } }
-        persistLocked(&s, force: true)
+        persistLocked(&s, force: s.hasSidecar)
     }
 
     private func httpError(_ response: TransferResponse) -> DownloadError {
@@ -344,7 +350,8 @@ final class DownloadSession: @unchecked Sendable {
                 s.resume.segments[index].end = segment.start + segment.done - 1
                 s.resume.total = segment.start + segment.done
             }
-            persistLocked(&s, force: true)
+            // Kept up to date once it exists: a crash before the rename then finalizes on the next run.
+            persistLocked(&s, force: s.hasSidecar)
             return nil
         }
     }
@@ -356,23 +363,29 @@ final class DownloadSession: @unchecked Sendable {
         state.withLock { s in persistLocked(&s, force: true) }
     }
 
+    /// Writes the sidecar when forced, or when the last write (or the session's start) is a second old.
+    ///
+    /// A download that ends within its first second never writes one: creating, renaming and deleting
+    /// two extra files per download was most of the cost of small files (ext4 inode work). Failures and
+    /// cancels force a write, so what arrived can be resumed.
     private func persistLocked(_ s: inout State, force: Bool) {
         let now = DispatchTime.now().uptimeNanoseconds
         guard force || now - s.lastPersist > 1_000_000_000 else { return }
         s.lastPersist = now
         if s.invalidated {
-            try? FileManager.default.removeItem(at: metaFile)
+            if s.hasSidecar { try? FileManager.default.removeItem(at: metaFile) }
+            s.hasSidecar = false
             return
         }
-        try? s.resume.save(to: metaFile)
+        if (try? s.resume.save(to: metaFile)) != nil { s.hasSidecar = true }
     }
 
     // MARK: - Finalize
 
     /// Verifies the `.part` (length, checksum), syncs it, and renames it to the final name.
     func finalize() throws(DownloadError) -> DownloadResult {
-        let (plan, fd, resume, resumedFrom, received) = state.withLock { s in
-            (s.plan, s.fd, s.resume, s.resumedFrom, s.received)
+        let (plan, fd, resume, resumedFrom, received, hasSidecar) = state.withLock { s in
+            (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar)
         }
         if plan == .skip {
             let size = ((try? FileManager.default.attributesOfItem(atPath: finalFile.path))?[.size] as? NSNumber)?.int64Value ?? 0
@@ -409,7 +422,7 @@ final class DownloadSession: @unchecked Sendable {
         guard rename(partFile.path, finalFile.path) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalFile.path, url: redactedURL)
         }
-        try? FileManager.default.removeItem(at: metaFile)
+        if hasSidecar { try? FileManager.default.removeItem(at: metaFile) }
         return DownloadResult(
             outcome: plan == .finalizeOnly ? .finalizedExisting : .downloaded, url: redactedURL, file: finalFile,
             bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])

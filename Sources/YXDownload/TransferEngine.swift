@@ -55,6 +55,10 @@ public final class TransferEngine: @unchecked Sendable {
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
         self.multi = multi
         _ = yx_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // Keep idle connections for reuse. curl's default cache is 4 per easy handle *currently added*, so
+        // when short transfers come and go it shrinks below the number in flight and closes connections
+        // that the next file would have reused.
+        _ = yx_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
         let thread = Thread { [self] in run() }
         thread.name = "YXDownload.TransferEngine"
         thread.start()
