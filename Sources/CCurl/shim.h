@@ -6,6 +6,22 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <stdint.h>
+#include <unistd.h>
+
+// MARK: file system
+
+#if defined(__linux__)
+extern int syncfs(int fd);  // glibc declares it only under _GNU_SOURCE
+#endif
+
+/// Flushes the whole file system that holds `fd` (Linux), or just `fd` elsewhere.
+static inline int yx_syncfs(int fd) {
+#if defined(__linux__)
+    return syncfs(fd);
+#else
+    return fsync(fd);
+#endif
+}
 
 // MARK: easy handle options
 

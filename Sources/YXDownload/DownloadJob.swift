@@ -14,8 +14,8 @@ import YXQueue
 /// Bytes arrive in `NAME.part` beside the final file, with a small sidecar `NAME.part.meta`. A failed or
 /// canceled download keeps both; starting the same download again resumes with a `Range` request
 /// validated by `If-Range`. The job's result is a ``DownloadResult``; its error a ``DownloadError``.
-/// Byte-level progress is in ``progressSnapshot``; the job's ``Job/progress`` is the fraction of this
-/// attempt's bytes.
+/// Byte-level progress is in ``progressSnapshot``; the job's `progress` (inherited from `Job`) is the
+/// fraction of this attempt's bytes.
 public final class DownloadJob: Job, @unchecked Sendable {
     /// What to download.
     public let url: URL
@@ -23,6 +23,7 @@ public final class DownloadJob: Job, @unchecked Sendable {
     public let destination: URL
     /// The expected digest, if any; a mismatch deletes the `.part` and fails the job.
     public let checksum: Checksum?
+    /// How it downloads: connections, retries, timeouts, headers, TLS.
     public let options: DownloadOptions
     /// The engine that runs its transfers.
     public let engine: TransferEngine
@@ -50,6 +51,8 @@ public final class DownloadJob: Job, @unchecked Sendable {
     ///   - checksum: The expected digest.
     ///   - options: Connections, retries, timeouts, headers, TLS.
     ///   - engine: The transfer engine (default: the process-wide one).
+    ///   - tag: A number of your choosing, to tell jobs apart.
+    ///   - callbackQueue: Where the job's callbacks are delivered (see `Job.callbackQueue`).
     public init(
         url: URL,
         to file: URL,
@@ -67,7 +70,9 @@ public final class DownloadJob: Job, @unchecked Sendable {
         super.init(tag: tag, callbackQueue: callbackQueue)
     }
 
+    /// The manager that builds the probe → parts → finalize graph.
     public override class var managerType: JobManager.Type { DownloadJobManager.self }
+    /// `"download"`.
     public override var jobType: String { "download" }
 
     /// Bytes done, length and speed of the current (or last) attempt.
@@ -85,6 +90,6 @@ public final class DownloadJob: Job, @unchecked Sendable {
         OperationModel(type: "yxdownload.transfer", maxConcurrentOperationCount: options.maxConcurrentTransfers)
     }
     var finalizeModel: OperationModel {
-        OperationModel(type: "yxdownload.finalize", maxConcurrentOperationCount: max(1, min(4, options.maxConcurrentTransfers)))
+        OperationModel(type: "yxdownload.finalize", maxConcurrentOperationCount: max(1, options.maxConcurrentTransfers))
     }
 }

@@ -16,8 +16,11 @@ public struct DownloadListEntry: Sendable, Equatable {
 
 /// A bad line of an input list, reported as `FILE:LINE: reason`.
 public struct DownloadListError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The list's name as given to the parser (``DownloadListParser/fileName``).
     public var file: String
+    /// The line number, from 1.
     public var line: Int
+    /// What is wrong with the line.
     public var reason: String
 
     public var description: String { "\(file):\(line): \(reason)" }
@@ -56,6 +59,7 @@ public struct DownloadListParser: Sendable {
     private var pending: DownloadListEntry?
     private var pendingIsValid = true
 
+    /// Creates a parser; `fileName` is used only in error messages.
     public init(fileName: String) {
         self.fileName = fileName
     }
@@ -63,8 +67,8 @@ public struct DownloadListParser: Sendable {
     /// Reads one line; returns the entry the line completed, if any (an entry is complete when the next
     /// URL line, or the end, arrives). Entries with an error are never returned.
     public mutating func consume(_ line: some StringProtocol, number: Int) -> DownloadListEntry? {
-        let text = String(line).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let text = Substring(line)
+        let trimmed = String(text.trimmingASCIIWhitespace())
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         let indented = text.first == " " || text.first == "\t"
         if indented {
@@ -121,8 +125,8 @@ public struct DownloadListParser: Sendable {
             pendingIsValid = false
             return
         }
-        let name = text[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        let name = text[..<equals].trimmingASCIIWhitespace().lowercased()
+        let value = String(text[text.index(after: equals)...].trimmingASCIIWhitespace())
         guard pending != nil else { return }  // the URL line already failed; report only its error
         switch name {
         case "out":

@@ -53,16 +53,34 @@ final class PartOperation: TransferOperation, @unchecked Sendable {
     }
 }
 
-/// The last step: verify length and checksum, sync, rename to the final name.
+/// The last step: verify length and checksum, flush to disk (batched with other downloads, see
+/// `DiskSync`), rename to the final name.
 final class FinalizeOperation: QueueOperation, @unchecked Sendable {
     /// Set by the manager before the operation is submitted.
     var session: DownloadSession!
 
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        let session = session!
+        let verified: DownloadSession.Verified
         do {
-            completion(.success(try session.finalize()))
+            verified = try session.verify()
         } catch {
-            completion(.failure(error))
+            return completion(.failure(error))
+        }
+        guard case .awaitingCommit(let fd, let result, let hasSidecar) = verified else {
+            if case .done(let result) = verified { completion(.success(result)) }
+            return
+        }
+        DiskSync.shared.sync(fd) { flushed in
+            guard flushed else {
+                return completion(
+                    .failure(DownloadError.fileSystem("cannot sync", path: session.partPath, url: session.redactedURL)))
+            }
+            do {
+                completion(.success(try session.commit(result, hasSidecar: hasSidecar)))
+            } catch {
+                completion(.failure(error))
+            }
         }
     }
 }

@@ -33,6 +33,7 @@ public struct DownloadOptions: Sendable, Equatable {
     /// on a dispatcher sets it.
     public var maxConcurrentTransfers = 16
 
+    /// The defaults: one connection, 5 retries, 15 s to connect, 30 s stall timeout, TLS verified.
     public init() {}
 }
 

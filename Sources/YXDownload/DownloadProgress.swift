@@ -9,6 +9,7 @@ public struct DownloadProgress: Sendable, Equatable {
     /// Bytes received from the network by this attempt (``bytes`` also counts bytes resumed from disk).
     public var bytesReceived: Int64
 
+    /// Creates a snapshot.
     public init(bytes: Int64, total: Int64?, bytesPerSecond: Double, bytesReceived: Int64 = 0) {
         self.bytes = bytes
         self.total = total

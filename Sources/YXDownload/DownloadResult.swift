@@ -12,6 +12,7 @@ public struct DownloadResult: Sendable, Equatable {
         case skippedExisting
     }
 
+    /// What happened to the file.
     public var outcome: Outcome
     /// The URL, without credentials.
     public var url: String
@@ -26,6 +27,7 @@ public struct DownloadResult: Sendable, Equatable {
     /// The SHA-256 of the file, when it was computed.
     public var sha256: String?
 
+    /// Creates a result (for tests and custom reporters; ``DownloadJob`` makes its own).
     public init(
         outcome: Outcome, url: String, file: URL, bytes: Int64, bytesReceived: Int64, resumedFrom: Int64, sha256: String?
     ) {

@@ -27,8 +27,11 @@ final class DownloadSession: @unchecked Sendable {
     let url: URL
     let redactedURL: String
     let finalFile: URL
-    let partFile: URL
-    let metaFile: URL
+    /// The three paths as strings, made once: `URL.path` and `appendingPathExtension` cost tens of
+    /// thousands of instructions each on Linux.
+    let finalPath: String
+    let partPath: String
+    let metaPath: String
     let options: DownloadOptions
     let checksum: Checksum?
     let engine: TransferEngine
@@ -52,16 +55,21 @@ final class DownloadSession: @unchecked Sendable {
     }
 
     init(url: URL, finalFile: URL, options: DownloadOptions, checksum: Checksum?, engine: TransferEngine) {
+        let redacted = url.redactedString
         self.url = url
-        self.redactedURL = url.redactedString
+        self.redactedURL = redacted
         self.finalFile = finalFile
-        self.partFile = finalFile.appendingPathExtension("part")
-        self.metaFile = finalFile.appendingPathExtension("part").appendingPathExtension("meta")
+        self.finalPath = finalFile.path
+        self.partPath = finalPath + ".part"
+        self.metaPath = finalPath + ".part.meta"
         self.options = options
         self.checksum = checksum
         self.engine = engine
-        state = Locked(State(resume: ResumeState(url: url.redactedString, segments: [])))
+        state = Locked(State(resume: ResumeState(url: redacted, segments: [])))
     }
+
+    /// `NAME.part.meta`, the resume sidecar.
+    var metaFile: URL { URL(fileURLWithPath: metaPath) }
 
     deinit {
         let fd = state.withLock { $0.fd }
@@ -97,21 +105,22 @@ final class DownloadSession: @unchecked Sendable {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw DownloadError(.unsupportedScheme, "only http and https URLs are supported", url: redactedURL)
         }
-        let files = FileManager.default
-        if files.fileExists(atPath: finalFile.path) && !options.overwrite {
+        if Self.exists(finalPath) && !options.overwrite {
             state.withLock { $0.plan = .skip }
             return false
         }
         let directory = finalFile.deletingLastPathComponent()
-        do {
-            try files.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw DownloadError.fileSystem("cannot create directory", path: directory.path, url: redactedURL)
+        if !Self.isDirectory(directory.path) {
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DownloadError.fileSystem("cannot create directory", path: directory.path, url: redactedURL)
+            }
         }
-        let sidecarExists = files.fileExists(atPath: metaFile.path)
-        let saved = sidecarExists && files.fileExists(atPath: partFile.path) ? ResumeState.load(from: metaFile) : nil
-        let fd = open(partFile.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partFile.path, url: redactedURL) }
+        let sidecarExists = Self.exists(metaPath)
+        let saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil
+        let fd = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partPath, url: redactedURL) }
         var info = stat()
         fstat(fd, &info)
         let size = Int64(info.st_size)
@@ -316,7 +325,7 @@ final class DownloadSession: @unchecked Sendable {
                     s.fd, bytes.baseAddress! + written, bytes.count - written, off_t(segment.next + Int64(written)))
                 if result < 0 {
                     if errno == EINTR { continue }
-                    return DownloadError.fileSystem("cannot write", path: partFile.path, url: redactedURL)
+                    return DownloadError.fileSystem("cannot write", path: partPath, url: redactedURL)
                 }
                 written += result
             }
@@ -373,7 +382,7 @@ final class DownloadSession: @unchecked Sendable {
         guard force || now - s.lastPersist > 1_000_000_000 else { return }
         s.lastPersist = now
         if s.invalidated {
-            if s.hasSidecar { try? FileManager.default.removeItem(at: metaFile) }
+            if s.hasSidecar { unlink(metaPath) }
             s.hasSidecar = false
             return
         }
@@ -382,16 +391,36 @@ final class DownloadSession: @unchecked Sendable {
 
     // MARK: - Finalize
 
-    /// Verifies the `.part` (length, checksum), syncs it, and renames it to the final name.
+    /// What `verify()` found: a result to report now (a skip), or a whole `.part` waiting for its
+    /// flush to disk and its rename.
+    enum Verified: Sendable {
+        case done(DownloadResult)
+        case awaitingCommit(fd: Int32, result: DownloadResult, hasSidecar: Bool)
+    }
+
+    /// The whole last step in one call: verify, flush this file alone, rename.
     func finalize() throws(DownloadError) -> DownloadResult {
+        switch try verify() {
+        case .done(let result):
+            return result
+        case .awaitingCommit(let fd, let result, let hasSidecar):
+            guard fsync(fd) == 0 else { throw DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL) }
+            return try commit(result, hasSidecar: hasSidecar)
+        }
+    }
+
+    /// Verifies the `.part`: its length against what the server announced, its checksum against the
+    /// one given. Its bytes must reach the disk (`DiskSync`) before `commit` renames it.
+    func verify() throws(DownloadError) -> Verified {
         let (plan, fd, resume, resumedFrom, received, hasSidecar) = state.withLock { s in
             (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar)
         }
         if plan == .skip {
-            let size = ((try? FileManager.default.attributesOfItem(atPath: finalFile.path))?[.size] as? NSNumber)?.int64Value ?? 0
-            return DownloadResult(
+            var info = stat()
+            let size = stat(finalPath, &info) == 0 ? Int64(info.st_size) : 0
+            return .done(DownloadResult(
                 outcome: .skippedExisting, url: redactedURL, file: finalFile, bytes: size, bytesReceived: 0,
-                resumedFrom: 0, sha256: nil)
+                resumedFrom: 0, sha256: nil))
         }
         var info = stat()
         fstat(fd, &info)
@@ -406,9 +435,9 @@ final class DownloadSession: @unchecked Sendable {
         var digests: [Checksum.Algorithm: String] = [:]
         if !algorithms.isEmpty {
             do {
-                digests = try MultiHasher.digests(ofFileAt: partFile.path, algorithms: algorithms)
+                digests = try MultiHasher.digests(ofFileAt: partPath, algorithms: algorithms)
             } catch {
-                throw DownloadError.fileSystem("cannot read", path: partFile.path, url: redactedURL)
+                throw DownloadError.fileSystem("cannot read", path: partPath, url: redactedURL)
             }
         }
         if let checksum, digests[checksum.algorithm] != checksum.hex {
@@ -418,14 +447,19 @@ final class DownloadSession: @unchecked Sendable {
                 "\(checksum.algorithm.rawValue) mismatch: expected \(checksum.hex), got \(digests[checksum.algorithm] ?? "?")",
                 url: redactedURL)
         }
-        guard fsync(fd) == 0 else { throw DownloadError.fileSystem("cannot sync", path: partFile.path, url: redactedURL) }
-        guard rename(partFile.path, finalFile.path) == 0 else {
-            throw DownloadError.fileSystem("cannot rename to", path: finalFile.path, url: redactedURL)
-        }
-        if hasSidecar { try? FileManager.default.removeItem(at: metaFile) }
-        return DownloadResult(
+        let result = DownloadResult(
             outcome: plan == .finalizeOnly ? .finalizedExisting : .downloaded, url: redactedURL, file: finalFile,
             bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])
+        return .awaitingCommit(fd: fd, result: result, hasSidecar: hasSidecar)
+    }
+
+    /// Renames the verified, flushed `.part` to the final name and removes its sidecar.
+    func commit(_ result: DownloadResult, hasSidecar: Bool) throws(DownloadError) -> DownloadResult {
+        guard rename(partPath, finalPath) == 0 else {
+            throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
+        }
+        if hasSidecar { unlink(metaPath) }
+        return result
     }
 
     /// After a final failure: a `.part` without a single byte (a 404, a refused connection) is not worth
@@ -438,8 +472,8 @@ final class DownloadSession: @unchecked Sendable {
             return true
         }
         guard empty else { return }
-        try? FileManager.default.removeItem(at: partFile)
-        try? FileManager.default.removeItem(at: metaFile)
+        unlink(partPath)
+        unlink(metaPath)
     }
 
     /// The bytes are known bad: remove the `.part` and its sidecar.
@@ -448,7 +482,21 @@ final class DownloadSession: @unchecked Sendable {
             s.invalidated = true
             _ = ftruncate(s.fd, 0)
         }
-        try? FileManager.default.removeItem(at: partFile)
-        try? FileManager.default.removeItem(at: metaFile)
+        unlink(partPath)
+        unlink(metaPath)
+    }
+
+    // MARK: - File system
+
+    /// Whether anything exists at `path` (one `stat`, cheaper than `FileManager` on Linux).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Whether `path` is a directory (following symbolic links).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }

@@ -10,7 +10,7 @@ public enum FileNaming {
     /// The last path component of the URL as written (no query), percent-decoded once, sanitized;
     /// `index.html` when it is empty.
     public static func name(for url: URL) -> String {
-        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        let path = url.path(percentEncoded: true)
         let last = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
         let decoded = last.removingPercentEncoding ?? last
         let name = sanitize(decoded)

@@ -16,6 +16,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Random spread of each wait, as a fraction (0.25 = ±25 %).
     public var jitter: Double
 
+    /// Creates a policy; negative values count as 0 and `jitter` is kept between 0 and 1.
     public init(retries: Int = 5, initialDelay: TimeInterval = 1, maxDelay: TimeInterval = 60, jitter: Double = 0.25) {
         self.retries = max(0, retries)
         self.initialDelay = max(0, initialDelay)
@@ -25,7 +26,9 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait before retry number `retry` (1 for the first retry).
     ///
-    /// - Parameter retryAfter: What the server asked for, if anything: the wait is never shorter.
+    /// - Parameters:
+    ///   - retry: The number of the retry, from 1.
+    ///   - retryAfter: What the server asked for, if anything: the wait is never shorter.
     public func delay(beforeRetry retry: Int, retryAfter: TimeInterval? = nil) -> TimeInterval {
         let exponent = Double(max(0, retry - 1))
         let base = min(maxDelay, initialDelay * pow(2, exponent))

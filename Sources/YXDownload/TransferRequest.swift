@@ -34,17 +34,15 @@ struct TransferResponse: Sendable {
     var headers: [String: String] = [:]
     var effectiveURL: String?
 
-    var contentLength: Int64? { headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } }
+    var contentLength: Int64? { headers["content-length"].flatMap { Int64($0) } }
     var etag: String? { headers["etag"] }
     var lastModified: String? { headers["last-modified"] }
     var isChunked: Bool { headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false }
 
     /// `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`), or `bytes */TOTAL` on a 416.
     var contentRange: (start: Int64?, end: Int64?, total: Int64?)? {
-        guard let value = headers["content-range"]?.trimmingCharacters(in: .whitespaces),
-            value.lowercased().hasPrefix("bytes")
-        else { return nil }
-        let spec = value.dropFirst(5).trimmingCharacters(in: .whitespaces)
+        guard let value = headers["content-range"], value.lowercased().hasPrefix("bytes") else { return nil }
+        let spec = value.dropFirst(5).trimmingASCIIWhitespace()
         let halves = spec.split(separator: "/", maxSplits: 1).map(String.init)
         guard halves.count == 2 else { return nil }
         let total = Int64(halves[1])
@@ -56,24 +54,26 @@ struct TransferResponse: Sendable {
 
     /// `Retry-After` in seconds from now (delay-seconds or an HTTP date).
     var retryAfter: TimeInterval? {
-        guard let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let value = headers["retry-after"] else { return nil }
         if let seconds = Double(value) { return max(0, seconds) }
         return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
     }
 
     /// Records one header line from curl (status lines start a new response: redirects have several).
+    ///
+    /// Works on UTF-8 bytes: `Character` iteration (grapheme breaking) cost ~8,000 instructions a line.
     mutating func consume(headerLine raw: String) {
-        let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let line = raw.trimmingASCIIWhitespace()
+        let bytes = line.utf8
+        if bytes.starts(with: "HTTP/".utf8) {
+            let parts = bytes.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            status = parts.count > 1 ? Int(Substring(parts[1])) ?? 0 : 0
             headers = [:]
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        headers[name] = value
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = line[..<colon].trimmingASCIIWhitespace().lowercased()
+        headers[name] = String(line[bytes.index(after: colon)...].trimmingASCIIWhitespace())
     }
 }
 

@@ -7,8 +7,8 @@ extension URL {
     /// URL(string: "https://me:secret@example.com/a")!.redactedString  // "https://example.com/a"
     /// ```
     public var redactedString: String {
-        guard var parts = URLComponents(url: self, resolvingAgainstBaseURL: false),
-            parts.user != nil || parts.password != nil
+        guard user != nil || password != nil,  // the common case, without a second parse
+            var parts = URLComponents(url: self, resolvingAgainstBaseURL: false)
         else { return absoluteString }
         parts.user = nil
         parts.password = nil

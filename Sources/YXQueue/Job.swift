@@ -371,5 +371,6 @@ open class Job: @unchecked Sendable {
 }
 
 extension Job: CustomStringConvertible {
+    /// `TYPE#TAG [STATE]`, with the state at the time of the call (not of the event being delivered).
     public var description: String { "\(jobType)#\(tag) [\(state)]" }
 }

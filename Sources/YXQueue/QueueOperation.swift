@@ -68,6 +68,10 @@ open class QueueOperation: Operation, @unchecked Sendable {
 
     /// Called once, on the canceling thread, when the operation is canceled while executing. The default
     /// does nothing (the work can also poll `isCancelled`).
+    ///
+    /// It can arrive before ``execute(completion:)`` is called, when the cancel comes while the
+    /// operation is being started: work that is interrupted here should also check `isCancelled` when it
+    /// begins. Call `completion` in any case.
     open func operationDidCancel() {}
 
     /// Reports the fraction of this operation's work that is done (0…1). Cheap; call it as often as you
@@ -130,10 +134,15 @@ open class QueueOperation: Operation, @unchecked Sendable {
 
     // MARK: - Foundation.Operation
 
+    /// Always `true`: the work runs until ``execute(completion:)`` calls its completion.
     open override var isAsynchronous: Bool { true }
+    /// Whether the work is under way.
     open override var isExecuting: Bool { box.withLock { $0.phase == .executing } }
+    /// Whether the operation ended (finished, failed or canceled).
     open override var isFinished: Bool { box.withLock { $0.phase == .finished } }
 
+    /// Called by the operation's queue: runs ``execute(completion:)`` unless the operation or its job was
+    /// canceled. Do not call it yourself.
     open override func start() {
         let claim: (claimed: Bool, owner: Owner?) = box.withLock { s in
             guard s.phase == .idle else { return (false, nil) }
@@ -162,6 +171,9 @@ open class QueueOperation: Operation, @unchecked Sendable {
         }
     }
 
+    /// Cancels the operation; an executing one is told at once through ``operationDidCancel()``.
+    ///
+    /// To stop a job, cancel the job (``Job/cancel()``): it cancels its operations.
     open override func cancel() {
         super.cancel()
         if box.withLock({ $0.phase == .executing }) { signalCancel() }

@@ -1,0 +1,71 @@
+internal import CCurl
+import Dispatch
+import Foundation
+import YXQueue
+
+/// Makes finished `.part` files durable before their rename, many files per flush.
+///
+/// A file under its final name must be whole even after a power cut, so its bytes reach the disk
+/// before the rename. One `fsync` per file costs a journal commit each: with 2,000 small files that
+/// was a third of the run. Here, a finalize step that arrives while a flush is running waits for the
+/// next one, and one `syncfs` (one per file system) covers every file that waited: group commit,
+/// without a timer, so a lone file pays exactly one flush.
+final class DiskSync: Sendable {
+    /// The process-wide batcher.
+    static let shared = DiskSync()
+
+    private struct Waiter {
+        let fd: Int32
+        let done: @Sendable (Bool) -> Void
+    }
+
+    private struct State {
+        var waiting: [Waiter] = []
+        var flushing = false
+    }
+
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "yxdownload.disksync")
+
+    /// Calls `done(true)` once `fd`'s data is on disk (`done(false)` if the flush failed), on a
+    /// private queue. `fd` must stay open until then.
+    func sync(_ fd: Int32, done: @escaping @Sendable (Bool) -> Void) {
+        let start = state.withLock { s -> Bool in
+            s.waiting.append(Waiter(fd: fd, done: done))
+            if s.flushing { return false }
+            s.flushing = true
+            return true
+        }
+        if start { queue.async { self.flushRounds() } }
+    }
+
+    /// Flushes until nobody waits; each round takes everyone who arrived during the previous one.
+    private func flushRounds() {
+        while true {
+            let round = state.withLock { s -> [Waiter] in
+                let round = s.waiting
+                s.waiting = []
+                if round.isEmpty { s.flushing = false }
+                return round
+            }
+            if round.isEmpty { return }
+            var failedDevices = Set<UInt64>()
+            var flushedDevices = Set<UInt64>()
+            var deviceOf: [Int32: UInt64] = [:]
+            for waiter in round {
+                var info = stat()
+                let device = fstat(waiter.fd, &info) == 0 ? UInt64(info.st_dev) : UInt64.max
+                deviceOf[waiter.fd] = device
+                if device == UInt64.max {
+                    failedDevices.insert(device)
+                } else if !flushedDevices.contains(device) {
+                    flushedDevices.insert(device)
+                    if yx_syncfs(waiter.fd) != 0 { failedDevices.insert(device) }
+                }
+            }
+            for waiter in round {
+                waiter.done(!failedDevices.contains(deviceOf[waiter.fd] ?? UInt64.max))
+            }
+        }
+    }
+}

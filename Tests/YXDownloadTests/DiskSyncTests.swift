@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+
+@testable import YXDownload
+
+/// `DiskSync` batches flushes: every caller is answered exactly once, concurrent callers share flushes.
+final class DiskSyncTests: XCTestCase {
+    func testEveryConcurrentCallerIsAnsweredOnce() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("disksync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 200
+        let fds: [Int32] = (0..<count).map { index in
+            let fd = open(folder.appendingPathComponent("f\(index)").path, O_RDWR | O_CREAT, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            XCTAssertEqual(write(fd, "x", 1), 1)
+            return fd
+        }
+        defer { fds.forEach { close($0) } }
+        let answers = (0..<count).map { _ in expectation(description: "answer") }
+        let flushed = LockedCounter()
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            DiskSync.shared.sync(fds[index]) { ok in
+                if ok { flushed.increment() }
+                answers[index].fulfill()  // a second call would fail the test (over-fulfilled)
+            }
+        }
+        wait(for: answers, timeout: 30)
+        XCTAssertEqual(flushed.value, count)
+    }
+
+    func testABadDescriptorIsReportedNotFlushed() {
+        let answered = expectation(description: "answer")
+        DiskSync.shared.sync(-1) { ok in
+            XCTAssertFalse(ok)
+            answered.fulfill()
+        }
+        wait(for: [answered], timeout: 10)
+    }
+
+    func testHeaderLinesAreTrimmedAndParsed() {
+        var response = TransferResponse()
+        response.consume(headerLine: "HTTP/1.1 301 Moved Permanently\r\n")
+        response.consume(headerLine: "Location: /elsewhere\r\n")
+        XCTAssertEqual(response.status, 301)
+        response.consume(headerLine: "HTTP/2 206\r\n")
+        response.consume(headerLine: "Content-Range:\t bytes 100-199/1000 \r\n")
+        response.consume(headerLine: "ETag: \"abc\"\r\n")
+        response.consume(headerLine: "content-length:100\r\n")
+        response.consume(headerLine: "\r\n")
+        XCTAssertEqual(response.status, 206)
+        XCTAssertNil(response.headers["location"], "a new status line starts a new header set")
+        XCTAssertEqual(response.etag, "\"abc\"")
+        XCTAssertEqual(response.contentLength, 100)
+        XCTAssertEqual(response.contentRange?.start, 100)
+        XCTAssertEqual(response.contentRange?.end, 199)
+        XCTAssertEqual(response.contentRange?.total, 1000)
+    }
+}
+
+/// A thread-safe counter for callbacks from many threads.
+private final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
