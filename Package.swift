@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // `swift package generate-documentation` for the DocC catalogs. Build-time only.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The job-queue framework: Foundation, Dispatch and Synchronization only, no C library.
@@ -55,6 +57,13 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+
+        // The demo: sample files on loopback, downloads with live progress, a custom Job. `scripts/demo`.
+        .executableTarget(
+            name: "YXQueueDemo",
+            dependencies: ["YXQueue", "YXDownload", "YXTestServer"],
+            path: "Demo/YXQueueDemo"
         ),
 
         .executableTarget(
