@@ -150,9 +150,18 @@ open class QueueOperation: Operation, @unchecked Sendable {
             return (true, s.owner)
         }
         guard claim.claimed else { return }
-        guard !isCancelled, let owner = claim.owner,
-            owner.manager.operationWillExecute(self, attempt: owner.attempt, index: owner.index)
-        else {
+        guard let owner = claim.owner else {
+            finish(.canceled, notify: nil)
+            return
+        }
+        if isCancelled {
+            // Canceled on its own before it ran (`cancel()` on it, or its queue's `cancelAllOperations()`):
+            // its job is canceled too, or the job would wait for this operation for ever. (When the job
+            // itself was canceled first, the manager ignores this.)
+            finish(.canceled, notify: owner, didExecute: false)
+            return
+        }
+        guard owner.manager.operationWillExecute(self, attempt: owner.attempt, index: owner.index) else {
             finish(.canceled, notify: nil)
             return
         }
@@ -200,14 +209,14 @@ open class QueueOperation: Operation, @unchecked Sendable {
         finish(final, notify: bound)
     }
 
-    private func finish(_ outcome: Outcome, notify owner: Owner?) {
+    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool = true) {
         let wasExecuting = box.withLock { s -> Bool in
             if s.outcome == nil { s.outcome = outcome }
             return s.phase == .executing
         }
         if let owner {
             owner.manager.operationDidComplete(
-                self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: true)
+                self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: didExecute)
         }
         if wasExecuting { willChangeValue(forKey: "isExecuting") }
         willChangeValue(forKey: "isFinished")

@@ -65,6 +65,29 @@ final class CancelTests: XCTestCase {
         XCTAssertEqual(blocker.state, .finishedSuccess)
     }
 
+    func testCancelingAQueuedOperationDirectlyCancelsItsJob() async throws {
+        let dispatcher = Dispatcher(name: "cancel-operation")
+        let model = OperationModel(type: "cancel-operation", maxConcurrentOperationCount: 1)
+        let gate = Gate()
+        let blocker = ClosureJob(tag: 1, model: model) { _ in
+            gate.wait()
+            return nil
+        }
+        let waiting = ClosureJob(tag: 2, model: model) { _ in nil }
+        let recorder = Recorder()
+        waiting.addDelegate(recorder)
+        dispatcher.add(blocker)
+        dispatcher.add(waiting)
+        eventually { blocker.state == .executing && waiting.manager?.operations.first != nil }
+        // Not through the job: the operation itself, while it waits in its queue.
+        try XCTUnwrap(waiting.manager?.operations.first).cancel()
+        gate.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(waiting.state, .canceled, "the job does not wait for ever for its canceled operation")
+        XCTAssertEqual(recorder.log(of: waiting), [.canceled])
+        XCTAssertEqual(blocker.state, .finishedSuccess)
+    }
+
     func testCancelExecutingJobIsSeenWithin100ms() async throws {
         let dispatcher = Dispatcher(name: "cancel-executing")
         let job = UntilCanceledJob()
