@@ -71,6 +71,13 @@ final class FinalizeOperation: QueueOperation, @unchecked Sendable {
             if case .done(let result) = verified { completion(.success(result)) }
             return
         }
+        guard session.options.syncBeforeRename else {
+            do {
+                return completion(.success(try session.commit(result, hasSidecar: hasSidecar)))
+            } catch {
+                return completion(.failure(error))
+            }
+        }
         DiskSync.shared.sync(fd) { flushed in
             guard flushed else {
                 return completion(

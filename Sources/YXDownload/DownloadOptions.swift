@@ -25,6 +25,11 @@ public struct DownloadOptions: Sendable, Equatable {
     public var verifyTLS = true
     /// Replace an existing complete file; otherwise the download is skipped.
     public var overwrite = false
+    /// Wait until a finished file's bytes are on disk before giving it its final name (batched over
+    /// downloads, see the README). With `false` a power cut shortly after a download can leave an empty
+    /// or short file under the final name, as with curl, wget and aria2c; a crash of the process alone
+    /// never can.
+    public var syncBeforeRename = true
     /// Compute the SHA-256 of every finished file (``DownloadResult/sha256``), even without a checksum.
     public var computeSHA256 = false
     /// Files smaller than this are never split into segments.

@@ -161,7 +161,11 @@ final class DownloadSession: @unchecked Sendable {
     }
 
     private static func startOver(_ s: inout State, fd: Int32, url: String) {
-        _ = ftruncate(fd, 0)
+        // Only truncate a file that has bytes: on ext4, truncating to zero marks the file for a forced
+        // flush when it is closed (its guard for "rewrite in place"), which cost 0.23 s at the close of a
+        // fresh 512 MiB download.
+        var info = stat()
+        if fstat(fd, &info) != 0 || info.st_size > 0 { _ = ftruncate(fd, 0) }
         s.resume = ResumeState(url: url, segments: [])
         s.resumedFrom = 0
     }

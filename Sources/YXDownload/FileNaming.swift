@@ -11,10 +11,45 @@ public enum FileNaming {
     /// `index.html` when it is empty.
     public static func name(for url: URL) -> String {
         let path = url.path(percentEncoded: true)
-        let last = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
-        let decoded = last.removingPercentEncoding ?? last
+        let bytes = path.utf8
+        let start = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        let last = path[start...]
+        let decoded = percentDecoded(last.utf8) ?? String(last)
         let name = sanitize(decoded)
         return name.isEmpty ? "index.html" : name
+    }
+
+    /// `%XX` escapes decoded once, on bytes (`removingPercentEncoding` goes through `NSString`); nil for
+    /// a malformed escape or a result that is not UTF-8, as `removingPercentEncoding` does.
+    static func percentDecoded(_ text: Substring.UTF8View) -> String? {
+        guard text.contains(UInt8(ascii: "%")) else { return String(Substring(text)) }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            guard byte == UInt8(ascii: "%") else {
+                output.append(byte)
+                text.formIndex(after: &index)
+                continue
+            }
+            let high = text.index(after: index)
+            guard high < text.endIndex, text.index(after: high) < text.endIndex,
+                let h = hexValue(text[high]), let l = hexValue(text[text.index(after: high)])
+            else { return nil }
+            output.append(h << 4 | l)
+            index = text.index(high, offsetBy: 2)
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`; `.` and `..`

@@ -76,6 +76,12 @@ struct YXDownloadCommand: ParsableCommand {
     @Flag(help: "Replace existing files instead of skipping them.")
     var overwrite = false
 
+    @Flag(
+        name: .customLong("no-sync"),
+        help: ArgumentHelp(
+            "Rename finished files without waiting for the disk (faster; a power cut can then leave an empty file under a final name, as with curl or wget)."))
+    var noSync = false
+
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not check TLS certificates (only for servers you trust).")
     var insecure = false
 
@@ -123,6 +129,7 @@ struct YXDownloadCommand: ParsableCommand {
         options.stallTimeout = timeout
         options.verifyTLS = !insecure
         options.overwrite = overwrite
+        options.syncBeforeRename = !noSync
         options.computeSHA256 = json
         options.maxConcurrentTransfers = jobs * connections
         return options

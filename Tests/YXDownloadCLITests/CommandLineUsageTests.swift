@@ -12,7 +12,7 @@ final class CommandLineUsageTests: CLITestCase {
         for option in [
             "-j, --jobs <N>", "-d, --dir <DIR>", "-x, --connections <N>", "--retries <N>", "--retry-wait <SECONDS>",
             "--timeout <SECONDS>", "--connect-timeout <SECONDS>", "-H, --header <HEADER>", "-U, --user-agent <TEXT>",
-            "--max-speed <RATE>", "--overwrite", "-k, --insecure", "--json", "-q, --quiet", "--version", "-h, --help",
+            "--max-speed <RATE>", "--overwrite", "--no-sync", "-k, --insecure", "--json", "-q, --quiet", "--version", "-h, --help",
             "USAGE: yxdownload [<options>] <input-file>", "Exit status: 0 all downloaded or skipped",
         ] {
             XCTAssertTrue(help.stdout.contains(option), "help lacks \(option)")

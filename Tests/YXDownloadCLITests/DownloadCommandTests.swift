@@ -149,6 +149,19 @@ final class DownloadCommandTests: CLITestCase {
         XCTAssertTrue(output.stderrLines.last?.hasPrefix("yxdownload: 1 done, 0 skipped, 1 failed") ?? false)
     }
 
+    func testNoSyncStillRenamesOnlyWholeFiles() async throws {
+        for index in 0..<20 { serveGenerated("/f\(index).bin", size: Int64(10_000 + index), seed: UInt64(30 + index)) }
+        server.serve("/short.bin", Resource(.generated(size: 2_000, seed: 29), failures: [.dropAfter(bytes: 500)]))
+        try writeList((0..<20).map { "\(server.url("/f\($0).bin"))\n" }.joined() + "\(server.url("/short.bin"))\n")
+        let output = try await yxdownload("urls.txt", "--no-sync", "--retries", "0", "-j", "8")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        for index in 0..<20 {
+            XCTAssertTrue(holdsGenerated("f\(index).bin", size: Int64(10_000 + index), seed: UInt64(30 + index)))
+        }
+        XCTAssertFalse(files().contains("short.bin"), "a cut body never gets the final name")
+        XCTAssertEqual(fileSize("short.bin.part"), 500)
+    }
+
     func testHeadersUserAgentAndConnectionsReachTheServer() async throws {
         serveGenerated("/big.bin", size: 4 << 20, seed: 15)
         try writeList("\(server.url("/big.bin"))\n")
