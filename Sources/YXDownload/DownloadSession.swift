@@ -402,17 +402,6 @@ final class DownloadSession: @unchecked Sendable {
         case awaitingCommit(fd: Int32, result: DownloadResult, hasSidecar: Bool)
     }
 
-    /// The whole last step in one call: verify, flush this file alone, rename.
-    func finalize() throws(DownloadError) -> DownloadResult {
-        switch try verify() {
-        case .done(let result):
-            return result
-        case .awaitingCommit(let fd, let result, let hasSidecar):
-            guard fsync(fd) == 0 else { throw DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL) }
-            return try commit(result, hasSidecar: hasSidecar)
-        }
-    }
-
     /// Verifies the `.part`: its length against what the server announced, its checksum against the
     /// one given. Its bytes must reach the disk (`DiskSync`) before `commit` renames it.
     func verify() throws(DownloadError) -> Verified {
