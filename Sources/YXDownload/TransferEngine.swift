@@ -204,8 +204,7 @@ public final class TransferEngine: @unchecked Sendable {
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
             let length = size * count
-            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-            transfer.response.consume(headerLine: line)
+            transfer.response.consume(headerBytes: UnsafeRawBufferPointer(start: data, count: length))
             return length
         }
         _ = yx_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)

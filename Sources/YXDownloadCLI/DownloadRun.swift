@@ -66,6 +66,7 @@ final class DownloadRun: @unchecked Sendable {
         installSignalHandlers()
         startTicker()
         var names = OutputNames()
+        let directoryPath = settings.directory.path
         while let entry = entries.next() {
             window.wait()
             if interruption.withLock({ $0 }) != nil {
@@ -75,9 +76,10 @@ final class DownloadRun: @unchecked Sendable {
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
             let relative = (entry.dir + [name]).joined(separator: "/")
             let item = DownloadItem(url: entry.url.redactedString, file: display(relative), name: name)
-            let file = entry.dir.reduce(settings.directory) { $0.appendingPathComponent($1, isDirectory: true) }
-                .appendingPathComponent(name)
-            if !settings.options.overwrite && FileManager.default.fileExists(atPath: file.path) {
+            // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
+            let path = ([directoryPath] + entry.dir + [name]).joined(separator: "/")
+            var info = stat()
+            if !settings.options.overwrite && stat(path, &info) == 0 {
                 queue.sync {
                     totals.skipped += 1
                     reporter.skipped(item)
@@ -85,7 +87,7 @@ final class DownloadRun: @unchecked Sendable {
                 window.signal()
                 continue
             }
-            start(item: item, url: entry.url, file: file, checksum: entry.checksum)
+            start(item: item, url: entry.url, file: URL(fileURLWithPath: path, isDirectory: false), checksum: entry.checksum)
         }
         if let failure = entries.failure {
             queue.sync { Console.standard.writeErr("yxdownload: \(failure)\n") }

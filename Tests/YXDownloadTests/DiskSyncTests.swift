@@ -37,25 +37,6 @@ final class DiskSyncTests: XCTestCase {
         }
         wait(for: [answered], timeout: 10)
     }
-
-    func testHeaderLinesAreTrimmedAndParsed() {
-        var response = TransferResponse()
-        response.consume(headerLine: "HTTP/1.1 301 Moved Permanently\r\n")
-        response.consume(headerLine: "Location: /elsewhere\r\n")
-        XCTAssertEqual(response.status, 301)
-        response.consume(headerLine: "HTTP/2 206\r\n")
-        response.consume(headerLine: "Content-Range:\t bytes 100-199/1000 \r\n")
-        response.consume(headerLine: "ETag: \"abc\"\r\n")
-        response.consume(headerLine: "content-length:100\r\n")
-        response.consume(headerLine: "\r\n")
-        XCTAssertEqual(response.status, 206)
-        XCTAssertNil(response.headers["location"], "a new status line starts a new header set")
-        XCTAssertEqual(response.etag, "\"abc\"")
-        XCTAssertEqual(response.contentLength, 100)
-        XCTAssertEqual(response.contentRange?.start, 100)
-        XCTAssertEqual(response.contentRange?.end, 199)
-        XCTAssertEqual(response.contentRange?.total, 1000)
-    }
 }
 
 /// A thread-safe counter for callbacks from many threads.
