@@ -5,7 +5,8 @@ import YXQueue
 ///
 /// The probe decides, from the disk and (for a segmented download) one small request, what is left to
 /// fetch; when it finishes, the manager adds one part operation per unfinished segment and makes the
-/// finalize step wait for all of them. This is the original YXQueue's reason for a JobManager:
+/// finalize step wait for all of them. A one-stream download is fetched by the probe itself: probe →
+/// finalize. This is the original YXQueue's reason for a JobManager:
 /// operations with dependencies between them.
 final class DownloadJobManager: JobManager, @unchecked Sendable {
     private let current = Locked<(session: DownloadSession, finalize: FinalizeOperation)?>(nil)
@@ -17,9 +18,12 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
         let job = job as! DownloadJob
         let session = DownloadSession(
             url: job.url, finalFile: job.destination, options: job.options, checksum: job.checksum, engine: job.engine)
-        let probe = ProbeOperation(model: job.probeModel, resourceIdentifier: "probe")
+        // With one connection the probe usually fetches the whole file itself: it then runs under the
+        // transfer limit, like a part.
+        let probe = ProbeOperation(
+            model: job.options.connections == 1 ? job.transferModel : job.probeModel, resourceIdentifier: "probe")
         probe.session = session
-        probe.progressWeight = 0
+        probe.progressWeight = 0  // 1 once it turns out to fetch the whole file itself
         let finalize = FinalizeOperation(model: job.finalizeModel, resourceIdentifier: "finalize")
         finalize.session = session
         finalize.progressWeight = 0
@@ -43,6 +47,6 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
             finalize.addPrerequisite(part)
             parts.append(part)
         }
-        addOperations(parts)
+        if !parts.isEmpty { addOperations(parts) }
     }
 }

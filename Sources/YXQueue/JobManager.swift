@@ -191,6 +191,16 @@ open class JobManager: @unchecked Sendable {
         if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
     }
 
+    func operation(_ operation: QueueOperation, attempt: Int, index: Int, didChangeWeight weight: Double) {
+        let aggregate: Double? = graph.withLock { g in
+            guard g.isLive, g.attempt == attempt, index < g.nodes.count, g.nodes[index].operation === operation else {
+                return nil
+            }
+            return g.setWeight(max(0, weight), of: index)
+        }
+        if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
+    }
+
     func operationDidComplete(
         _ operation: QueueOperation,
         attempt: Int,
@@ -262,7 +272,7 @@ open class JobManager: @unchecked Sendable {
     private struct Graph {
         struct Node {
             let operation: QueueOperation
-            let weight: Double
+            var weight: Double
             var progress: Double = 0
             /// 1 for the first operation to finish, 2 for the next, …; 0 while unfinished.
             var finishSequence = 0
@@ -311,6 +321,13 @@ open class JobManager: @unchecked Sendable {
         }
 
         /// Sets one operation's progress and returns the weighted aggregate.
+        mutating func setWeight(_ weight: Double, of index: Int) -> Double {
+            totalWeight += weight - nodes[index].weight
+            weightedProgress += (weight - nodes[index].weight) * nodes[index].progress
+            nodes[index].weight = weight
+            return totalWeight > 0 ? weightedProgress / totalWeight : 0
+        }
+
         mutating func setProgress(_ fraction: Double, of index: Int) -> Double {
             let clamped = min(1, max(0, fraction))
             weightedProgress += nodes[index].weight * (clamped - nodes[index].progress)

@@ -81,11 +81,20 @@ open class QueueOperation: Operation, @unchecked Sendable {
         owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didReportProgress: fraction)
     }
 
-    /// The weight of this operation in the job's aggregated progress (default 1; 0 = not counted). Set it
-    /// before the operation is handed to the manager.
+    /// The weight of this operation in the job's aggregated progress (default 1; 0 = not counted).
+    ///
+    /// Set it in ``JobManager/makeOperations()``, or later, while the operation runs, once it knows how
+    /// much of the job's work it does (a step that turns out to do the whole job, say). The job's
+    /// progress never goes backwards: a change that would lower it takes effect as the work advances.
     public var progressWeight: Double {
         get { box.withLock { $0.weight } }
-        set { box.withLock { $0.weight = newValue } }
+        set {
+            let owner = box.withLock { s -> Owner? in
+                s.weight = newValue
+                return s.phase == .finished ? nil : s.owner
+            }
+            if let owner { owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didChangeWeight: newValue) }
+        }
     }
 
     // MARK: - Relations

@@ -108,6 +108,23 @@ final class DownloadCorrectnessTests: DownloadTestCase {
         XCTAssertEqual(values, values.sorted())
         _ = token
     }
+
+    func testSegmentedProgressIsIntermediateAndMonotonic() async throws {
+        server.serve("/seg.bin", Resource(.generated(size: 4 << 20, seed: 4), bytesPerSecond: 16 << 20))
+        var options = DownloadOptions()
+        options.connections = 4
+        let job = makeJob("/seg.bin", options: options)
+        let seen = Log<Double>()
+        let token = job.onProgress { _, value in seen.append(value) }
+        _ = try await run(job).get()
+        await dispatcher.waitForAllJobs()
+        let values = seen.all
+        XCTAssertEqual(values.last, 1)
+        XCTAssertTrue(values.contains { $0 > 0 && $0 < 1 }, "intermediate progress: \(values)")
+        XCTAssertEqual(values, values.sorted())
+        XCTAssertGreaterThanOrEqual(server.requests(to: "/seg.bin").count, 5, "a probe and four parts")
+        _ = token
+    }
 }
 
 /// A thread-safe list.

@@ -39,6 +39,36 @@ final class CallbackTests: XCTestCase {
         }
     }
 
+    func testAWeightChangedWhileRunningCountsAndProgressNeverGoesBack() async throws {
+        let dispatcher = Dispatcher(name: "weights")
+        let model = OperationModel(type: "weights", maxConcurrentOperationCount: 2)
+        let checked = Gate()
+        let release = Gate()
+        let job = GraphJob {
+            // `first` starts uncounted, then learns it does three quarters of the work.
+            let first = TaskOperation(model: model) { op in
+                op.reportProgress(0.5)  // weight 0: the job stays at 0
+                op.progressWeight = 3
+                op.reportProgress(1)  // 3 × 1 of 3 + 1: the job is at 0.75
+                checked.open()
+                release.wait()
+                op.progressWeight = 1  // would lower the job to 0.5: it stays at 0.75
+                return nil
+            }
+            first.progressWeight = 0
+            let second = TaskOperation(model: model) { _ in nil }
+            second.addPrerequisite(first)
+            return [first, second]
+        }
+        dispatcher.add(job)
+        XCTAssertTrue(checked.wait())
+        eventually { job.progress == 0.75 }
+        release.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(job.state, .finishedSuccess)
+        XCTAssertEqual(job.progress, 1)
+    }
+
     func testThrottledProgressStillDeliversTheLatestValue() async throws {
         let dispatcher = Dispatcher(name: "throttle")
         let seen = Log<Double>()
