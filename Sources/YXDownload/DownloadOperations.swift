@@ -11,17 +11,23 @@ final class ProbeOperation: TransferOperation, @unchecked Sendable {
     /// Decided in `execute` before the first request, read by the engine thread afterwards (the
     /// engine's queue of commands orders the two).
     private var streamsWholeFile = false
+    /// Whether this operation also verifies and renames the file (decided in `execute`, read by the
+    /// manager once the operation finished). Otherwise the manager adds a ``FinalizeOperation``.
+    private(set) var finalizesItself = false
 
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
         do {
             let needsNetwork = try session.prepare()
-            if !needsNetwork {
-                guard session.plan == .transfer, session.segmentCount == 1, !session.isSegmentComplete(0) else {
-                    return completion(.success(nil))
-                }
-                streamsWholeFile = true
-                progressWeight = 1  // the whole job's progress, now
+            let plan = session.plan
+            streamsWholeFile = !needsNetwork && plan == .transfer && session.segmentCount == 1
+                && !session.isSegmentComplete(0)
+            // A skip costs one `stat`; the rest only when the finalize step is cheap (no digest to compute
+            // over the file, no flush to wait for), as it then runs right after the last byte.
+            finalizesItself = plan == .skip || (session.finalizesQuickly && (streamsWholeFile || plan == .finalizeOnly))
+            if !needsNetwork && !streamsWholeFile {
+                return finalizesItself ? session.finalize(completion) : completion(.success(nil))
             }
+            if streamsWholeFile { progressWeight = 1 }  // the whole job's progress, now
         } catch {
             return completion(.failure(error))
         }
@@ -48,6 +54,10 @@ final class ProbeOperation: TransferOperation, @unchecked Sendable {
 
     override func transferSucceeded(_ response: TransferResponse) -> DownloadError? {
         streamsWholeFile ? session.completeSegment(0) : nil
+    }
+
+    override func succeed(_ finish: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        if finalizesItself { session.finalize(finish) } else { finish(.success(nil)) }
     }
 
     override func errorMeansSuccess(_ error: DownloadError) -> Bool {
@@ -82,41 +92,13 @@ final class PartOperation: TransferOperation, @unchecked Sendable {
     }
 }
 
-/// The last step: verify length and checksum, flush to disk (batched with other downloads, see
-/// `DiskSync`), rename to the final name.
+/// The last step, when the probe could not take it: verify length and checksum, flush to disk
+/// (batched with other downloads, see `DiskSync`), rename to the final name.
 final class FinalizeOperation: QueueOperation, @unchecked Sendable {
     /// Set by the manager before the operation is submitted.
     var session: DownloadSession!
 
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        let session = session!
-        let verified: DownloadSession.Verified
-        do {
-            verified = try session.verify()
-        } catch {
-            return completion(.failure(error))
-        }
-        guard case .awaitingCommit(let fd, let result, let hasSidecar) = verified else {
-            if case .done(let result) = verified { completion(.success(result)) }
-            return
-        }
-        guard session.options.syncBeforeRename else {
-            do {
-                return completion(.success(try session.commit(result, hasSidecar: hasSidecar)))
-            } catch {
-                return completion(.failure(error))
-            }
-        }
-        DiskSync.shared.sync(fd) { flushed in
-            guard flushed else {
-                return completion(
-                    .failure(DownloadError.fileSystem("cannot sync", path: session.partPath, url: session.redactedURL)))
-            }
-            do {
-                completion(.success(try session.commit(result, hasSidecar: hasSidecar)))
-            } catch {
-                completion(.failure(error))
-            }
-        }
+        session.finalize(completion)
     }
 }

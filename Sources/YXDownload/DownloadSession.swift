@@ -109,17 +109,20 @@ final class DownloadSession: @unchecked Sendable {
             state.withLock { $0.plan = .skip }
             return false
         }
-        let directory = finalFile.deletingLastPathComponent()
-        if !Self.isDirectory(directory.path) {
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw DownloadError.fileSystem("cannot create directory", path: directory.path, url: redactedURL)
-            }
-        }
         let sidecarExists = Self.exists(metaPath)
         let saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil
-        let fd = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        var fd = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == ENOENT {
+            // The folder is missing (checked only now: one path lookup less per file when it exists).
+            // As a string: `deletingLastPathComponent()` cost 10,000 instructions per file.
+            let directory = finalPath.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(finalPath[..<$0]) } ?? "."
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw DownloadError.fileSystem("cannot create directory", path: directory, url: redactedURL)
+            }
+            fd = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        }
         guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partPath, url: redactedURL) }
         var info = stat()
         fstat(fd, &info)
@@ -140,7 +143,7 @@ final class DownloadSession: @unchecked Sendable {
                     }
                 }
                 if let total = saved.total, size > total {
-                    Self.startOver(&s, fd: fd, url: redactedURL)
+                    Self.startOver(&s, fd: fd, url: redactedURL, size: size)
                 } else {
                     s.resume = saved
                     s.resumedFrom = saved.doneBytes
@@ -150,7 +153,7 @@ final class DownloadSession: @unchecked Sendable {
                     }
                 }
             } else {
-                Self.startOver(&s, fd: fd, url: redactedURL)
+                Self.startOver(&s, fd: fd, url: redactedURL, size: size)
             }
             s.plan = .transfer
             if s.resume.segments.count > 1 { return true }  // confirm the validator before resuming parts
@@ -160,12 +163,13 @@ final class DownloadSession: @unchecked Sendable {
         }
     }
 
-    private static func startOver(_ s: inout State, fd: Int32, url: String) {
+    /// - Parameter size: the `.part`'s size when the caller just read it.
+    private static func startOver(_ s: inout State, fd: Int32, url: String, size: Int64? = nil) {
         // Only truncate a file that has bytes: on ext4, truncating to zero marks the file for a forced
         // flush when it is closed (its guard for "rewrite in place"), which cost 0.23 s at the close of a
         // fresh 512 MiB download.
         var info = stat()
-        if fstat(fd, &info) != 0 || info.st_size > 0 { _ = ftruncate(fd, 0) }
+        if size.map({ $0 > 0 }) ?? (fstat(fd, &info) != 0 || info.st_size > 0) { _ = ftruncate(fd, 0) }
         s.resume = ResumeState(url: url, segments: [])
         s.resumedFrom = 0
     }
@@ -455,6 +459,36 @@ final class DownloadSession: @unchecked Sendable {
         return result
     }
 
+    /// Whether ``finalize(_:)`` is quick enough to run on the engine thread right after the last byte: no
+    /// digest to compute over the file and no flush to wait for.
+    var finalizesQuickly: Bool {
+        checksum == nil && !options.computeSHA256 && !options.syncBeforeRename
+    }
+
+    /// The last step of a download: ``verify()``, flush to disk when asked (batched, see `DiskSync`),
+    /// ``commit(_:hasSidecar:)``. Calls `done` once, with the ``DownloadResult`` or the error.
+    func finalize(_ done: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        let verified: Verified
+        do {
+            verified = try verify()
+        } catch {
+            return done(.failure(error))
+        }
+        guard case .awaitingCommit(let fd, let result, let hasSidecar) = verified else {
+            if case .done(let result) = verified { done(.success(result)) }
+            return
+        }
+        guard options.syncBeforeRename else {
+            return done(Result { try commit(result, hasSidecar: hasSidecar) })
+        }
+        DiskSync.shared.sync(fd) { [self] flushed in
+            guard flushed else {
+                return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))
+            }
+            done(Result { try commit(result, hasSidecar: hasSidecar) })
+        }
+    }
+
     /// After a final failure: a `.part` without a single byte (a 404, a refused connection) is not worth
     /// keeping, so it and its sidecar go.
     func removeIfEmpty() {
@@ -485,11 +519,5 @@ final class DownloadSession: @unchecked Sendable {
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
-    }
-
-    /// Whether `path` is a directory (following symbolic links).
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }

@@ -39,8 +39,11 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
     /// An error ended the transfer: return true when it actually means success (for example a 416 on a
     /// `.part` that is already complete).
     func errorMeansSuccess(_ error: DownloadError) -> Bool { false }
-    /// The operation's result on success.
-    func makeResult() -> (any Sendable)? { nil }
+    /// The transfer is done and good: report the operation's result through `finish`, now or later
+    /// (default: no result, at once). Engine thread.
+    func succeed(_ finish: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        finish(.success(nil))
+    }
 
     // MARK: QueueOperation
 
@@ -128,7 +131,7 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
             if let error = transferSucceeded(response) {
                 failed(error)
             } else {
-                finish(.success(makeResult()))
+                succeed { [self] in finish($0) }
             }
         case .failure(let error):
             failed(error)
@@ -147,7 +150,7 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
 
     private func failed(_ error: DownloadError) {
         if errorMeansSuccess(error) {
-            finish(.success(makeResult()))
+            succeed { [self] in finish($0) }
             return
         }
         session.persist()

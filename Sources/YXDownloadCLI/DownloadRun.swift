@@ -107,9 +107,13 @@ final class DownloadRun: @unchecked Sendable {
             url: url, to: file, checksum: checksum, options: settings.options, engine: engine, callbackQueue: queue)
         let id = ObjectIdentifier(job)
         inFlight.enter()
-        queue.sync {
-            let observation = job.observe { [unowned self] _, event in handle(id, event) }
-            active[id] = Active(item: item, job: job, observation: observation, created: .now())
+        // Asynchronously: this thread would otherwise wait for `queue` once per file. The record is in
+        // place before the job's first event, because `queue` runs this block before anything the job
+        // queues on it later.
+        let observation = job.observe { [unowned self] _, event in handle(id, event) }
+        let created = DispatchTime.now()
+        queue.async { [self] in
+            active[id] = Active(item: item, job: job, observation: observation, created: created)
         }
         guard job.start(on: dispatcher) else {
             queue.sync {

@@ -182,11 +182,12 @@ open class Job: @unchecked Sendable {
 
     /// The first operation of `attempt` is about to execute.
     func markExecuting(attempt: Int) {
-        core.withLock { s in
-            guard s.isActive, s.attempt == attempt, s.state == .ready else { return }
+        let wake = core.withLock { s -> DispatchQueue? in
+            guard s.isActive, s.attempt == attempt, s.state == .ready else { return nil }
             s.state = .executing
-            enqueue(.started, attempt: attempt, in: &s)
+            return post(.event(.started, attempt: attempt), in: &s)
         }
+        if let wake { scheduleDrain(on: wake) }
     }
 
     /// Whether operations of `attempt` may still run.
@@ -196,24 +197,26 @@ open class Job: @unchecked Sendable {
 
     /// Records the aggregated progress of `attempt`; clamped, monotonic, throttled.
     func updateProgress(_ value: Double, attempt: Int) {
-        core.withLock { s in
-            guard s.isActive, s.attempt == attempt, s.state == .executing else { return }
+        let wake = core.withLock { s -> DispatchQueue? in
+            guard s.isActive, s.attempt == attempt, s.state == .executing else { return nil }
             let clamped = value.isNaN ? 0 : min(1, max(0, value))
-            guard clamped > s.progress else { return }
+            guard clamped > s.progress else { return nil }
             s.progress = clamped
             let now = DispatchTime.now().uptimeNanoseconds
             let due = s.lastProgressDelivery &+ Job.progressInterval
             if s.lastProgressDelivery == 0 || now >= due {
                 s.lastProgressDelivery = now
                 s.deliveredProgress = clamped
-                enqueue(.progress(clamped), attempt: attempt, in: &s)
+                return post(.event(.progress(clamped), attempt: attempt), in: &s)
             } else if !s.progressFlushScheduled {
                 s.progressFlushScheduled = true
                 DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
                     flushProgress(attempt: attempt)
                 }
             }
+            return nil
         }
+        if let wake { scheduleDrain(on: wake) }
     }
 
     /// Minimum time between two progress callbacks, in nanoseconds.
@@ -224,15 +227,16 @@ open class Job: @unchecked Sendable {
     /// The value is chosen under the lock and queued behind any event already queued, so it can never
     /// overtake an older one.
     private func flushProgress(attempt: Int) {
-        core.withLock { s in
+        let wake = core.withLock { s -> DispatchQueue? in
             s.progressFlushScheduled = false
             guard s.isActive, s.attempt == attempt, s.state == .executing, s.progress > s.deliveredProgress else {
-                return
+                return nil
             }
             s.deliveredProgress = s.progress
             s.lastProgressDelivery = DispatchTime.now().uptimeNanoseconds
-            enqueue(.progress(s.progress), attempt: attempt, in: &s)
+            return post(.event(.progress(s.progress), attempt: attempt), in: &s)
         }
+        if let wake { scheduleDrain(on: wake) }
     }
 
     func finish(result: (any Sendable)?, attempt: Int) {
@@ -255,7 +259,8 @@ open class Job: @unchecked Sendable {
         result: (any Sendable)? = nil,
         error: (any Error)? = nil
     ) {
-        let ended: (manager: JobManager?, attempt: Int, unregisterNow: Dispatcher?)? = core.withLock { s in
+        typealias Ended = (manager: JobManager?, attempt: Int, unregisterNow: Dispatcher?, wake: DispatchQueue?)
+        let ended: Ended? = core.withLock { s in
             guard s.isActive, expected == nil || expected == s.attempt,
                 s.state.canTransition(to: terminal)
             else { return nil }
@@ -263,40 +268,54 @@ open class Job: @unchecked Sendable {
             s.isActive = false
             s.result = result
             s.error = error
+            let attempt = s.attempt
+            var wake: DispatchQueue?
             if terminal == .finishedSuccess {
                 s.progress = 1
                 if s.deliveredProgress < 1 {
                     s.deliveredProgress = 1
-                    enqueue(.progress(1), attempt: s.attempt, in: &s)
+                    wake = post(.event(.progress(1), attempt: attempt), in: &s)
                 }
             }
-            let attempt = s.attempt
-            enqueue(event, attempt: attempt, in: &s)
+            wake = post(.event(event, attempt: attempt), in: &s) ?? wake
             var unregisterNow: Dispatcher?
             if let dispatcher = s.dispatcher {
-                if let queue = s.eventQueue {
+                if s.eventQueue != nil {
                     // After the terminal callbacks, so that waiting for the dispatcher includes them.
-                    queue.async { [self] in dispatcher.unregister(self, attempt: attempt) }
+                    wake = post(.unregister(dispatcher, attempt: attempt), in: &s) ?? wake
                 } else {
                     unregisterNow = dispatcher
                 }
             }
-            return (s.manager, attempt, unregisterNow)
+            return (s.manager, attempt, unregisterNow, wake)
         }
         guard let ended else { return }
+        if let wake = ended.wake { scheduleDrain(on: wake) }
         ended.unregisterNow?.unregister(self, attempt: ended.attempt)
         ended.manager?.attemptDidEnd(ended.attempt)
     }
 
     // MARK: - Event delivery
 
-    /// Queues an event for the job's listeners. Called with `core` locked (`s` is the locked state), so
-    /// events are queued in the order of the transitions.
+    /// What the event queue has to do, in order: deliver an event, or (after a terminal event) tell the
+    /// dispatcher the attempt is over.
+    enum Mail {
+        case event(JobEvent, attempt: Int)
+        case unregister(Dispatcher, attempt: Int)
+    }
+
+    /// Puts `mail` in the job's mailbox. Called with `core` locked (`s` is the locked state), so mail is
+    /// queued in the order of the transitions.
+    ///
+    /// - Returns: the event queue when a drain must be scheduled on it; the caller does that after
+    ///   unlocking (`scheduleDrain(on:)`), so no thread waits for the lock while another wakes a worker.
+    ///   Mail that arrives while a drain is scheduled or running is delivered by that drain: a job's
+    ///   start, progress and end often cost one hop to the callback queue, not three.
     ///
     /// The serial event queue (which targets ``callbackQueue``) is created when the first event finds a
-    /// listener; with no delegate and no observer, nothing is queued at all.
-    private func enqueue(_ event: JobEvent, attempt: Int, in s: inout Core) {
-        guard !s.delegates.isEmpty || !s.observers.isEmpty else { return }
+    /// listener; with no delegate and no observer, events are dropped at once.
+    private func post(_ mail: Mail, in s: inout Core) -> DispatchQueue? {
+        if case .event = mail, s.delegates.isEmpty && s.observers.isEmpty { return nil }
         let queue: DispatchQueue
         if let existing = s.eventQueue {
             queue = existing
@@ -304,16 +323,43 @@ open class Job: @unchecked Sendable {
             queue = DispatchQueue(label: "YXQueue.Job.events", target: callbackQueue)
             s.eventQueue = queue
         }
-        queue.async { [self] in deliver(event, attempt: attempt, on: queue) }
+        s.mailbox.append(mail)
+        if s.drainScheduled { return nil }
+        s.drainScheduled = true
+        return queue
     }
 
-    private func deliver(_ event: JobEvent, attempt: Int, on queue: DispatchQueue) {
+    private func scheduleDrain(on queue: DispatchQueue) {
+        queue.async { [self] in drain(on: queue) }
+    }
+
+    /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the event queue.
+    private func drain(on queue: DispatchQueue) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let (delegates, observers) = core.withLock { s in
-            s.delegates.removeAll { $0.value == nil }
-            let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
-            return (s.delegates.compactMap(\.value), observers)
+        while true {
+            // The listeners are read with each item, so one removed in a callback hears nothing more.
+            let next: (Mail, [any JobDelegate], [Observer])? = core.withLock { s in
+                guard !s.mailbox.isEmpty else {
+                    s.drainScheduled = false
+                    return nil
+                }
+                let mail = s.mailbox.removeFirst()
+                guard case .event(_, let attempt) = mail else { return (mail, [], []) }
+                s.delegates.removeAll { $0.value == nil }
+                let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
+                return (mail, s.delegates.compactMap(\.value), observers)
+            }
+            guard let (mail, delegates, observers) = next else { return }
+            switch mail {
+            case .unregister(let dispatcher, let attempt):
+                dispatcher.unregister(self, attempt: attempt)
+            case .event(let event, _):
+                deliver(event, to: delegates, observers)
+            }
         }
+    }
+
+    private func deliver(_ event: JobEvent, to delegates: [any JobDelegate], _ observers: [Observer]) {
         for delegate in delegates {
             switch event {
             case .started: delegate.jobDidStart(self)
@@ -358,6 +404,10 @@ open class Job: @unchecked Sendable {
         /// Serial, targets the callback queue; every event goes through it, which gives order and
         /// non-overlap. Created on first use.
         var eventQueue: DispatchQueue?
+        /// Mail for the event queue, in transition order (see `post(_:in:)`).
+        var mailbox: [Mail] = []
+        /// Whether a drain is scheduled or running on the event queue.
+        var drainScheduled = false
 
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }

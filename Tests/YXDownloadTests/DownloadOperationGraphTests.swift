@@ -1,0 +1,115 @@
+import Foundation
+import XCTest
+import YXQueue
+import YXTestServer
+
+@testable import YXDownload
+
+/// Which operations a download is made of, and that the short form (the probe fetches, verifies and
+/// renames on its own) keeps every promise of the long one (probe → parts → finalize).
+final class DownloadOperationGraphTests: DownloadTestCase {
+    /// No digest over the file and no flush before the rename: the probe finalizes by itself.
+    private func quickOptions(retries: Int = 5) -> DownloadOptions {
+        var options = fastOptions(retries: retries)
+        options.computeSHA256 = false
+        options.syncBeforeRename = false
+        return options
+    }
+
+    /// Runs `job` and returns its result with the names of the operations of its last attempt.
+    private func runCounting(_ job: DownloadJob) async -> (Result<DownloadResult, any Error>, [String]) {
+        let result = await run(job)
+        let operations = job.manager?.operations ?? []
+        return (result, operations.map { String(describing: type(of: $0)) })
+    }
+
+    func testAOneStreamDownloadWithQuickFinalizeIsOneOperation() async throws {
+        let size: Int64 = 1 << 20
+        server.serve("/one.bin", Resource(.generated(size: size, seed: 31), etag: "v1"))
+        let (result, operations) = await runCounting(makeJob("/one.bin", options: quickOptions()))
+        let value = try result.get()
+        XCTAssertEqual(operations, ["ProbeOperation"])
+        XCTAssertEqual(value.outcome, .downloaded)
+        XCTAssertEqual(value.bytes, size)
+        XCTAssertNil(value.sha256, "no digest was asked for")
+        XCTAssertEqual(try sha256(of: value.file), GeneratedContent.sha256(size: size, seed: 31))
+        XCTAssertEqual(files(), ["one.bin"], "no .part and no sidecar left")
+    }
+
+    func testADigestOrAFlushKeepsTheFinalizeOperation() async throws {
+        server.serve("/two.bin", Resource(.generated(size: 50_000, seed: 32)))
+        var withDigest = quickOptions()
+        withDigest.computeSHA256 = true
+        let (digested, first) = await runCounting(makeJob("/two.bin", file: "a.bin", options: withDigest))
+        XCTAssertEqual(first, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(try digested.get().sha256, GeneratedContent.sha256(size: 50_000, seed: 32))
+
+        var withFlush = quickOptions()
+        withFlush.syncBeforeRename = true
+        let (flushed, second) = await runCounting(makeJob("/two.bin", file: "b.bin", options: withFlush))
+        XCTAssertEqual(second, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(try flushed.get().outcome, .downloaded)
+
+        let checksum = try XCTUnwrap(Checksum(algorithm: .sha256, hex: GeneratedContent.sha256(size: 50_000, seed: 32)))
+        let (checked, third) = await runCounting(makeJob("/two.bin", file: "c.bin", checksum: checksum, options: quickOptions()))
+        XCTAssertEqual(third, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(try checked.get().outcome, .downloaded)
+        XCTAssertEqual(files(), ["a.bin", "b.bin", "c.bin"])
+    }
+
+    func testSegmentedDownloadsStillGetPartsAndAFinalizeStep() async throws {
+        let size: Int64 = 1 << 20
+        server.serve("/seg.bin", Resource(.generated(size: size, seed: 33), etag: "v1"))
+        var options = quickOptions()
+        options.connections = 4
+        let (result, operations) = await runCounting(makeJob("/seg.bin", options: options))
+        XCTAssertEqual(try sha256(of: try result.get().file), GeneratedContent.sha256(size: size, seed: 33))
+        XCTAssertEqual(operations.first, "ProbeOperation")
+        XCTAssertEqual(operations.last, "FinalizeOperation")
+        XCTAssertEqual(operations.filter { $0 == "PartOperation" }.count, 4)
+    }
+
+    func testQuickFinalizeResumesSkipsAndFinalizesACompletePart() async throws {
+        let size: Int64 = 600_000
+        // A dropped connection and no retry: the .part stays, no final name.
+        server.serve("/q.bin", Resource(.generated(size: size, seed: 34), etag: "v1", failures: [.dropAfter(bytes: 200_000)]))
+        let dropped = downloadError(await run(makeJob("/q.bin", options: quickOptions(retries: 0))))
+        XCTAssertEqual(dropped?.kind, .partialBody)
+        XCTAssertEqual(files(), ["q.bin.part", "q.bin.part.meta"])
+
+        // The next run resumes it, with one operation.
+        server.serve("/q.bin", Resource(.generated(size: size, seed: 34), etag: "v1"))
+        let (resumed, operations) = await runCounting(makeJob("/q.bin", options: quickOptions()))
+        XCTAssertEqual(operations, ["ProbeOperation"])
+        XCTAssertGreaterThan(try resumed.get().resumedFrom, 0)
+        XCTAssertEqual(try sha256(of: try resumed.get().file), GeneratedContent.sha256(size: size, seed: 34))
+        XCTAssertEqual(files(), ["q.bin"])
+
+        // An existing final file is skipped without a request.
+        server.resetCounters()
+        let (skipped, skipOperations) = await runCounting(makeJob("/q.bin", options: quickOptions()))
+        XCTAssertEqual(try skipped.get().outcome, .skippedExisting)
+        XCTAssertEqual(skipOperations, ["ProbeOperation"])
+        XCTAssertEqual(server.requests(to: "/q.bin").count, 0)
+
+        // A whole .part whose rename never happened is renamed without a request.
+        let final = directory.appendingPathComponent("q.bin")
+        try FileManager.default.moveItem(at: final, to: directory.appendingPathComponent("q.bin.part"))
+        let state = ResumeState(url: server.url("/q.bin").absoluteString, etag: "\"v1\"", total: size, segments: [
+            .init(start: 0, end: size - 1, done: size)
+        ])
+        try state.save(to: directory.appendingPathComponent("q.bin.part.meta"))
+        let (finalized, finalizeOperations) = await runCounting(makeJob("/q.bin", options: quickOptions()))
+        XCTAssertEqual(try finalized.get().outcome, .finalizedExisting)
+        XCTAssertEqual(finalizeOperations, ["ProbeOperation"])
+        XCTAssertEqual(server.requests(to: "/q.bin").count, 0)
+        XCTAssertEqual(files(), ["q.bin"])
+    }
+
+    func testQuickFinalizeNeverRenamesAShortBody() async throws {
+        server.serve("/short.bin", Resource(.generated(size: 100_000, seed: 35), failures: Array(repeating: .shortBody(missing: 10), count: 10)))
+        let short = downloadError(await run(makeJob("/short.bin", options: quickOptions(retries: 1))))
+        XCTAssertEqual(short?.kind, .partialBody)
+        XCTAssertFalse(files().contains("short.bin"))
+    }
+}
