@@ -7,7 +7,11 @@
 //      OperationQueue (both with maxConcurrentOperationCount 5);
 //   2. dependencies: 16,000 jobs each A → B, vs the same 32,000 operations with addDependency in a
 //      bare OperationQueue, added dependents first (the slow case) and pair by pair;
-//   3. memory: resident memory per queued (not yet running) job, and the process's peak RSS.
+//   3. memory: resident memory per queued (not yet running) job, and the process's peak RSS;
+//   4. the floor of a download: 20,000 jobs shaped like `yxdownload -j 16` on small files (a window of
+//      16, one operation each, completed from another thread as the transfer engine does, an observer
+//      on a serial callback queue), without curl and without files: CPU time and context switches per
+//      job, from getrusage. What a small download costs before it fetches or writes anything.
 import Foundation
 import YXQueue
 
@@ -40,6 +44,60 @@ final class PairManager: JobManager, @unchecked Sendable {
         b.addPrerequisite(a)
         return [a, b]
     }
+}
+
+/// A job shaped like a small download: one operation that finishes on another thread.
+final class HandOffJob: Job, @unchecked Sendable {
+    static let model = OperationModel(type: "handoff", maxConcurrentOperationCount: 16)
+    override var operationModel: OperationModel { Self.model }
+    override class var operationType: QueueOperation.Type { HandOffOperation.self }
+}
+
+/// Stands in for the transfer engine: one thread that completes what it is handed.
+let engineQueue = DispatchQueue(label: "bench.engine")
+
+final class HandOffOperation: QueueOperation, @unchecked Sendable {
+    override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        engineQueue.async { completion(.success(nil)) }
+    }
+}
+
+/// CPU seconds (user + system) and context switches (voluntary + involuntary) of this process so far.
+func usage() -> (cpu: Double, switches: Int) {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    return (cpu, usage.ru_nvcsw + usage.ru_nivcsw)
+}
+
+let floorJobCount = 20_000
+
+/// Runs `floorJobCount` hand-off jobs as the command line does; returns CPU µs and context switches per
+/// job.
+func downloadShapedFloor() -> (micros: Double, switches: Double) {
+    let dispatcher = Dispatcher(name: "bench.floor")
+    let callbacks = DispatchQueue(label: "bench.callbacks")
+    let window = DispatchSemaphore(value: 16)
+    let before = usage()
+    var tokens: [JobObservation] = []
+    tokens.reserveCapacity(floorJobCount)
+    for _ in 0..<floorJobCount {
+        window.wait()
+        let job = HandOffJob(callbackQueue: callbacks)
+        tokens.append(job.observe { _, event in
+            if event.isTerminal { window.signal() }
+        })
+        dispatcher.add(job)
+    }
+    dispatcher.waitUntilAllJobsAreFinished()
+    let after = usage()
+    return ((after.cpu - before.cpu) * 1e6 / Double(floorJobCount),
+            Double(after.switches - before.switches) / Double(floorJobCount))
 }
 
 func seconds(_ body: () -> Void) -> Double {
@@ -197,6 +255,9 @@ for round in 1...rounds {
     results["bare-pairs-parked", default: []].append(barePairs(dependentsFirst: true))
     results["bytes-per-job", default: []].append(measureInChild("framework"))
     results["bytes-per-operation", default: []].append(measureInChild("bare"))
+    let floor = downloadShapedFloor()
+    results["floor-micros", default: []].append(floor.micros)
+    results["floor-switches", default: []].append(floor.switches)
     print("  round \(round): done")
 }
 
@@ -222,3 +283,6 @@ print("3. memory")
 print("   resident bytes per queued job:            \(String(format: "%5.0f", perJob))  (target < 2048)")
 print("   resident bytes per queued BlockOperation: \(String(format: "%5.0f", perOperation))  (bare queue, for comparison)")
 print("   peak RSS of this process: \(String(format: "%.1f", Double(peakResidentBytes()) / 1_048_576)) MiB")
+print("4. \(floorJobCount) download-shaped jobs: window 16, completed on another thread, observed (median of \(rounds))")
+print("   CPU per job: \(String(format: "%.1f", median(results["floor-micros"]!))) µs (user + system, all threads)")
+print("   context switches per job: \(String(format: "%.2f", median(results["floor-switches"]!)))")
