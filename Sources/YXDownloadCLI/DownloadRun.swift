@@ -12,9 +12,10 @@ import Darwin
 /// One run of `yxdownload` over a checked list: feeds a window of `-j` downloads to a dispatcher,
 /// reports their events, handles SIGINT and SIGTERM, and returns the exit status.
 ///
-/// The calling thread reads the list and starts downloads; it blocks while `-j` are in flight, so
-/// memory follows the downloads in flight, never the list. Everything else (job events, ticks, signals,
-/// output) happens on one serial queue, ``queue``, which owns the mutable state below.
+/// Everything happens on one serial queue, ``queue``, which owns the mutable state below: reading the
+/// list, starting downloads (never more than `-j` at a time, so memory follows the downloads in flight,
+/// never the list), job events, ticks, signals and output. The next download starts in the same turn
+/// that handled the end of the previous one. The calling thread only waits for the end.
 final class DownloadRun: @unchecked Sendable {
     struct Settings {
         var jobs: Int
@@ -30,14 +31,23 @@ final class DownloadRun: @unchecked Sendable {
     private let dispatcher = Dispatcher(name: "yxdownload")
     /// Owns everything below, the reporter, and the output.
     private let queue = DispatchQueue(label: "yxdownload.run")
-    private let window: DispatchSemaphore
-    private let inFlight = DispatchGroup()
+    /// Signaled once, when the list is done and no download runs.
+    private let done = DispatchSemaphore(value: 0)
     private let started = DispatchTime.now()
 
-    /// The signal that stopped the run; read by the feeding thread, written on ``queue``.
-    private let interruption = Locked<Int32?>(nil)
+    /// Entries handled per turn of ``queue`` while feeding, so that ticks and signals get their turn
+    /// during a long stretch of files that are skipped.
+    private static let feedBatch = 256
 
     // State owned by `queue`.
+    /// The signal that stopped the run.
+    private var interruption: Int32?
+    private var entries: InputList.Entries?
+    private var names = OutputNames()
+    /// Downloads started and not ended.
+    private var running = 0
+    private var listDone = false
+    private var signaledDone = false
     private var totals = RunTotals()
     private var active: [ObjectIdentifier: Active] = [:]
     /// Running downloads in start order, for stable bar order.
@@ -57,20 +67,40 @@ final class DownloadRun: @unchecked Sendable {
         self.settings = settings
         self.reporter = reporter
         self.engine = engine
-        self.window = DispatchSemaphore(value: settings.jobs)
         totals.listed = listed
     }
 
     /// Runs every entry; returns the exit status (0, 1, 130 or 143).
-    func run(_ entries: inout InputList.Entries) -> Int32 {
-        installSignalHandlers()
-        startTicker()
-        var names = OutputNames()
-        let directoryPath = settings.directory.path
-        while let entry = entries.next() {
-            window.wait()
-            if interruption.withLock({ $0 }) != nil {
-                window.signal()
+    func run(_ entries: InputList.Entries) -> Int32 {
+        queue.sync {
+            installSignalHandlers()
+            startTicker()
+            self.entries = entries
+        }
+        queue.async { [self] in feed() }
+        done.wait()
+        return queue.sync { finish() }
+    }
+
+    /// Starts downloads until `-j` run or the list ends (at most ``feedBatch`` entries per turn), and
+    /// signals ``done`` once nothing is left. On `queue`; called again whenever a download ends.
+    private func feed() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var budget = Self.feedBatch
+        while running < settings.jobs && !listDone {
+            if interruption != nil {
+                listDone = true
+                break
+            }
+            if budget == 0 {
+                queue.async { [self] in feed() }
+                return
+            }
+            budget -= 1
+            guard let entry = entries?.next() else {
+                listDone = true
+                if let failure = entries?.failure { Console.standard.writeErr("yxdownload: \(failure)\n") }
+                entries = nil
                 break
             }
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
@@ -80,21 +110,19 @@ final class DownloadRun: @unchecked Sendable {
             let path = ([directoryPath] + entry.dir + [name]).joined(separator: "/")
             var info = stat()
             if !settings.options.overwrite && stat(path, &info) == 0 {
-                queue.sync {
-                    totals.skipped += 1
-                    reporter.skipped(item)
-                }
-                window.signal()
+                totals.skipped += 1
+                reporter.skipped(item)
                 continue
             }
             start(item: item, url: entry.url, file: URL(fileURLWithPath: path, isDirectory: false), checksum: entry.checksum)
         }
-        if let failure = entries.failure {
-            queue.sync { Console.standard.writeErr("yxdownload: \(failure)\n") }
+        if listDone && running == 0 && !signaledDone {
+            signaledDone = true
+            done.signal()
         }
-        inFlight.wait()
-        return queue.sync { finish() }
     }
+
+    private lazy var directoryPath = settings.directory.path
 
     private func display(_ relative: String) -> String {
         let base = settings.directoryText
@@ -106,24 +134,13 @@ final class DownloadRun: @unchecked Sendable {
         let job = DownloadJob(
             url: url, to: file, checksum: checksum, options: settings.options, engine: engine, callbackQueue: queue)
         let id = ObjectIdentifier(job)
-        inFlight.enter()
-        // Asynchronously: this thread would otherwise wait for `queue` once per file. The record is in
-        // place before the job's first event, because `queue` runs this block before anything the job
-        // queues on it later.
         let observation = job.observe { [unowned self] _, event in handle(id, event) }
-        let created = DispatchTime.now()
-        queue.async { [self] in
-            active[id] = Active(item: item, job: job, observation: observation, created: created)
+        active[id] = Active(item: item, job: job, observation: observation, created: .now())
+        running += 1
+        if !job.start(on: dispatcher) {
+            totals.canceled += 1
+            end(id)
         }
-        guard job.start(on: dispatcher) else {
-            queue.sync {
-                totals.canceled += 1
-                end(id)
-            }
-            return
-        }
-        // A signal that arrived between the check above and the start: this job missed cancelAll().
-        if interruption.withLock({ $0 }) != nil { job.cancel() }
     }
 
     // MARK: - Events (on `queue`)
@@ -159,14 +176,15 @@ final class DownloadRun: @unchecked Sendable {
             totals.bytes += record.job.progressSnapshot.bytesReceived
             end(id)
         }
+        feed()
     }
 
+    /// A download is over: forget it (``feed()`` starts the next one).
     private func end(_ id: ObjectIdentifier) {
         active[id]?.observation.invalidate()
         active[id] = nil
         if let index = order.firstIndex(of: id) { order.remove(at: index) }
-        window.signal()
-        inFlight.leave()
+        running -= 1
     }
 
     private func startTicker() {
@@ -194,7 +212,7 @@ final class DownloadRun: @unchecked Sendable {
         ticker?.cancel()
         ticker = nil
         totals.seconds = elapsed()
-        let signal = interruption.withLock { $0 }
+        let signal = interruption
         reporter.end(totals: totals, interruptedBy: signal.map(Self.signalName))
         if let signal { return 128 + signal }
         return totals.failed > 0 ? 1 : 0
@@ -214,17 +232,14 @@ final class DownloadRun: @unchecked Sendable {
 
     /// The first signal cancels every download (their `.part` files stay); a second one exits at once.
     private func interrupt(_ number: Int32) {
-        let first = interruption.withLock { current -> Bool in
-            guard current == nil else { return false }
-            current = number
-            return true
-        }
-        guard first else {
+        guard interruption == nil else {
             Console.standard.writeOut(Console.standard.isTerminal ? "\u{1B}[?25h" : "")
             Console.standard.writeErr("yxdownload: \(Self.signalName(number)) again, exiting now\n")
             exit(128 + number)
         }
+        interruption = number
         dispatcher.cancelAll()
+        feed()  // no new download; and if none runs, the run is over
     }
 
     static func signalName(_ number: Int32) -> String {

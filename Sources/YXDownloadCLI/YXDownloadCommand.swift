@@ -172,7 +172,6 @@ struct YXDownloadCommand: ParsableCommand {
         let run = DownloadRun(
             settings: .init(jobs: jobs, directoryText: dir, directory: directory, options: downloadOptions),
             reporter: reporter, engine: engine, listed: check.entries)
-        var entries = list.entries()
-        return run.run(&entries)
+        return run.run(list.entries())
     }
 }
