@@ -10,7 +10,8 @@ import Darwin
 /// The state of one attempt of one download, shared by its operations: the `.part` file, the resume
 /// sidecar, the plan, and the counters.
 ///
-/// Methods marked "engine thread" are called from transfer callbacks and never block beyond a `pwrite`
+/// Methods marked "engine thread" are called from transfer callbacks (on the lane of the engine that runs
+/// the transfer; the parts of one file may run on different lanes) and never block beyond a `pwrite`
 /// (and, about once a second, a small atomic sidecar write).
 final class DownloadSession: @unchecked Sendable {
     /// What the probe decided.
@@ -321,28 +322,40 @@ final class DownloadSession: @unchecked Sendable {
     }
 
     /// Writes body bytes at the segment's next offset.
+    ///
+    /// The `pwrite` runs outside the lock: a segment is written by one transfer at a time, so its offset
+    /// cannot move meanwhile, and the parts of one file, which may run on different lanes of the engine,
+    /// write at the same time. `done` grows only after the bytes are written, so the sidecar never
+    /// counts a byte that is not in the file.
     func write(_ bytes: UnsafeRawBufferPointer, segment index: Int) -> DownloadError? {
-        state.withLock { s -> DownloadError? in
+        let target = state.withLock { s -> Result<(fd: Int32, offset: Int64), DownloadError> in
             let segment = s.resume.segments[index]
             if let end = segment.end, segment.next + Int64(bytes.count) - 1 > end {
-                return DownloadError(.unexpectedResponse, "the server sent more bytes than asked", url: redactedURL)
+                return .failure(
+                    DownloadError(.unexpectedResponse, "the server sent more bytes than asked", url: redactedURL))
             }
-            var written = 0
-            while written < bytes.count {
-                let result = pwrite(
-                    s.fd, bytes.baseAddress! + written, bytes.count - written, off_t(segment.next + Int64(written)))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return DownloadError.fileSystem("cannot write", path: partPath, url: redactedURL)
-                }
-                written += result
+            return .success((s.fd, segment.next))
+        }
+        guard case .success(let (fd, offset)) = target else {
+            if case .failure(let error) = target { return error }
+            return nil
+        }
+        var written = 0
+        while written < bytes.count {
+            let result = pwrite(fd, bytes.baseAddress! + written, bytes.count - written, off_t(offset + Int64(written)))
+            if result < 0 {
+                if errno == EINTR { continue }
+                return DownloadError.fileSystem("cannot write", path: partPath, url: redactedURL)
             }
+            written += result
+        }
+        state.withLock { s in
             s.resume.segments[index].done += Int64(bytes.count)
             s.received += Int64(bytes.count)
             s.speed.add(Int64(bytes.count))
             persistLocked(&s, force: false)
-            return nil
         }
+        return nil
     }
 
     /// The segment's fraction done (for operation progress).

@@ -1,5 +1,6 @@
 internal import CCurl
 import Foundation
+import Synchronization
 
 /// How a transfer ended.
 enum TransferOutcome: Sendable {
@@ -9,7 +10,7 @@ enum TransferOutcome: Sendable {
     case canceled
 }
 
-/// Receives the events of one transfer. Every method is called on the engine thread, so it must be quick
+/// Receives the events of one transfer. Every method is called on its lane's thread, so it must be quick
 /// (a `pwrite`, a few counters) and must never block.
 protocol TransferHandler: AnyObject, Sendable {
     /// The final response's head, before its first body byte (or at the end for an empty body).
@@ -23,7 +24,7 @@ protocol TransferHandler: AnyObject, Sendable {
 
 /// One HTTP request in the ``TransferEngine``.
 ///
-/// After `submit`, everything but ``request`` and ``handler`` belongs to the engine thread.
+/// After `submit`, everything but ``request``, ``handler`` and ``laneTicket`` belongs to its lane's thread.
 final class Transfer: @unchecked Sendable {
     let request: TransferRequest
     let handler: any TransferHandler
@@ -43,12 +44,17 @@ final class Transfer: @unchecked Sendable {
     var isDone = false
     /// When a byte (or a header) last arrived, or when the transfer was added (uptime nanoseconds).
     var lastActivity: UInt64 = 0
-    /// The engine that runs it (engines outlive their transfers).
-    unowned(unsafe) var engineReference: TransferEngine?
+    /// The lane that runs it (lanes outlive their transfers).
+    unowned(unsafe) var laneReference: TransferLane?
+    /// Picks the transfer's lane (modulo the engine's lane count): transfers are dealt in turn.
+    let laneTicket: Int
+
+    private static let tickets = Atomic<Int>(0)
 
     init(request: TransferRequest, handler: any TransferHandler) {
         self.request = request
         self.handler = handler
+        laneTicket = Self.tickets.add(1, ordering: .relaxed).oldValue & Int.max
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
