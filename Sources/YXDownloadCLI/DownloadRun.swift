@@ -44,6 +44,7 @@ final class DownloadRun: @unchecked Sendable {
     private var interruption: Int32?
     private var entries: InputList.Entries?
     private var names = OutputNames()
+    private lazy var directoryPath = settings.directory.path
     /// Downloads started and not ended.
     private var running = 0
     private var listDone = false
@@ -122,8 +123,6 @@ final class DownloadRun: @unchecked Sendable {
         }
     }
 
-    private lazy var directoryPath = settings.directory.path
-
     private func display(_ relative: String) -> String {
         let base = settings.directoryText
         if base == "." || base.isEmpty { return relative }
@@ -153,6 +152,7 @@ final class DownloadRun: @unchecked Sendable {
             active[id] = record
             order.append(id)
             reporter.started(record.item)
+            return
         case .progress:
             return
         case .finished(let value):
@@ -176,7 +176,7 @@ final class DownloadRun: @unchecked Sendable {
             totals.bytes += record.job.progressSnapshot.bytesReceived
             end(id)
         }
-        feed()
+        feed()  // the slot it freed
     }
 
     /// A download is over: forget it (``feed()`` starts the next one).
