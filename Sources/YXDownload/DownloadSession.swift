@@ -1,3 +1,4 @@
+internal import CCurl
 import Foundation
 import YXQueue
 
@@ -53,7 +54,13 @@ final class DownloadSession: @unchecked Sendable {
         var speed = SpeedMeter()
         /// The response's validator differs from what the `.part` was made of: start over next time.
         var invalidated = false
+        /// Per segment: where the bytes not yet handed to the disk's write-back begin.
+        var writebackFrom: [Int: Int64] = [:]
     }
+
+    /// With `syncBeforeRename`, every this many bytes of a segment are handed to the disk as they
+    /// arrive, so the flush before the rename finds little left to write.
+    static let writebackChunk: Int64 = 8 << 20
 
     init(url: URL, finalFile: URL, options: DownloadOptions, checksum: Checksum?, engine: TransferEngine) {
         let redacted = url.redactedString
@@ -171,6 +178,7 @@ final class DownloadSession: @unchecked Sendable {
         // fresh 512 MiB download.
         var info = stat()
         if size.map({ $0 > 0 }) ?? (fstat(fd, &info) != 0 || info.st_size > 0) { _ = ftruncate(fd, 0) }
+        s.writebackFrom = [:]
         s.resume = ResumeState(url: url, segments: [])
         s.resumedFrom = 0
     }
@@ -349,12 +357,20 @@ final class DownloadSession: @unchecked Sendable {
             }
             written += result
         }
-        state.withLock { s in
+        let writeback = state.withLock { s -> (from: Int64, length: Int64)? in
             s.resume.segments[index].done += Int64(bytes.count)
             s.received += Int64(bytes.count)
             s.speed.add(Int64(bytes.count))
             persistLocked(&s, force: false)
+            guard options.syncBeforeRename else { return nil }
+            let from = s.writebackFrom[index] ?? offset
+            let end = offset + Int64(bytes.count)
+            s.writebackFrom[index] = end - from >= Self.writebackChunk ? end : from
+            return end - from >= Self.writebackChunk ? (from, end - from) : nil
         }
+        // Starts the write-back without waiting for it: the flush before the rename of a large file then
+        // waits for its last few MiB, not for all of it.
+        if let writeback { _ = yx_start_writeback(fd, off_t(writeback.from), off_t(writeback.length)) }
         return nil
     }
 
