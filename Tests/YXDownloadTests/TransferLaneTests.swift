@@ -9,8 +9,14 @@ import YXTestServer
 /// limit over two lanes is in `DownloadLimitsTests`.)
 final class TransferLaneTests: DownloadTestCase {
     func testLaneCountIsAtLeastOne() {
-        XCTAssertEqual(TransferEngine(lanes: 3).laneCount, 3)
-        XCTAssertEqual(TransferEngine(lanes: 0).laneCount, 1)
+        let three = TransferEngine(lanes: 3)
+        let none = TransferEngine(lanes: 0)
+        defer {
+            three.shutdown()
+            none.shutdown()
+        }
+        XCTAssertEqual(three.laneCount, 3)
+        XCTAssertEqual(none.laneCount, 1)
         XCTAssertGreaterThanOrEqual(TransferEngine.defaultLaneCount, 1)
         XCTAssertLessThanOrEqual(TransferEngine.defaultLaneCount, 2)
     }

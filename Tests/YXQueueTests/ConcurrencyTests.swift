@@ -112,13 +112,19 @@ final class ConcurrencyTests: XCTestCase {
                 var generator = SystemRandomNumberGenerator()
                 everybodyHere.leave()
                 go.wait()
-                for step in 0..<3_000 {
+                // 3,000 random steps, and on until this worker restarted a job at least once: on a busy
+                // machine the steps can all come before any job ended, and a restart needs an ended job.
+                var restarted = false
+                let deadline = DispatchTime.now() + .seconds(30)
+                var step = 0
+                while step < 3_000 || (!restarted && DispatchTime.now() < deadline) {
                     let job = jobs[Int.random(in: 0..<count, using: &generator)]
                     switch (step + worker) % 3 {
                     case 0: job.cancel()
-                    case 1: job.restart()
+                    case 1: if job.restart() { restarted = true }
                     default: dispatcher.cancel(job)
                     }
+                    step += 1
                 }
                 done.leave()
             }
