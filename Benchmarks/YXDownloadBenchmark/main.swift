@@ -33,12 +33,12 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 defer { try? FileManager.default.removeItem(at: directory) }
 
 print("YXDownload: one \(size >> 20) MiB file over loopback (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+let downloader = Downloader(configuration: .init(name: "bench", maxConcurrentTransfers: max(1, connections)))
 for count in [1, connections] {
     var options = DownloadOptions()
     options.connections = count
     options.computeSHA256 = true
     let file = directory.appendingPathComponent("big-x\(count).bin")
-    let job = DownloadJob(url: server.url("/big.bin"), to: file, options: options)
     let before = residentBytes()
     let peak = Locked(before)
     let sampler = DispatchSource.makeTimerSource(queue: .global())
@@ -46,15 +46,15 @@ for count in [1, connections] {
     sampler.setEventHandler { let now = residentBytes(); peak.withLock { $0 = max($0, now) } }
     sampler.resume()
     let started = Date()
-    let result = try await job.run(on: Dispatcher(name: "bench")) as? DownloadResult
+    let result = try await downloader.download(server.url("/big.bin"), to: file, options: options)
     let seconds = Date().timeIntervalSince(started)
     sampler.cancel()
-    let ok = result?.sha256 == expected
+    let ok = result.sha256 == expected
     print(
         "  -x \(count): \(String(format: "%6.2f s", seconds))  \(String(format: "%7.1f MiB/s", Double(size) / 1_048_576 / seconds))"
             + "  RSS before \(mib(before)), peak \(mib(peak.withLock { $0 })) (+\(mib(peak.withLock { $0 } - before)))"
             + "  sha-256 \(ok ? "ok" : "MISMATCH")")
     try? FileManager.default.removeItem(at: file)
 }
-TransferEngine.shared.shutdown()
+downloader.shutdown()
 try await server.stop()

@@ -27,20 +27,18 @@ let pairCount = 16_000
 
 /// A job whose single operation does nothing (the default `QueueOperation.execute`).
 final class NoOpJob: Job, @unchecked Sendable {
-    static let model = OperationModel(type: "noop", maxConcurrentOperationCount: width)
-    override var operationModel: OperationModel { Self.model }
+    override var queue: String { "noop" }
 }
 
 /// A job of two operations, B waiting for A.
 final class PairJob: Job, @unchecked Sendable {
-    static let model = OperationModel(type: "pair", maxConcurrentOperationCount: width)
-    override class var managerType: JobManager.Type { PairManager.self }
+    override class var managerClass: JobManager.Type { PairManager.self }
 }
 
 final class PairManager: JobManager, @unchecked Sendable {
     override func makeOperations() -> [QueueOperation] {
-        let a = QueueOperation(model: PairJob.model)
-        let b = QueueOperation(model: PairJob.model)
+        let a = QueueOperation(queue: "pair")
+        let b = QueueOperation(queue: "pair")
         b.addPrerequisite(a)
         return [a, b]
     }
@@ -48,15 +46,17 @@ final class PairManager: JobManager, @unchecked Sendable {
 
 /// A job shaped like a small download: one operation that finishes on another thread.
 final class HandOffJob: Job, @unchecked Sendable {
-    static let model = OperationModel(type: "handoff", maxConcurrentOperationCount: 16)
-    override var operationModel: OperationModel { Self.model }
-    override class var operationType: QueueOperation.Type { HandOffOperation.self }
+    override var queue: String { "handoff" }
+    override class var operationClass: QueueOperation.Type { HandOffOperation.self }
 }
 
 /// Stands in for the transfer engine: one thread that completes what it is handed.
 let engineQueue = DispatchQueue(label: "bench.engine")
 
 final class HandOffOperation: QueueOperation, @unchecked Sendable {
+    /// Like a download's transfer step: `execute` only hands the work to the engine.
+    override var executesInline: Bool { true }
+
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
         engineQueue.async { completion(.success(nil)) }
     }
@@ -79,8 +79,8 @@ let floorJobCount = 20_000
 
 /// Runs `floorJobCount` hand-off jobs as the command line does; returns CPU µs and context switches per
 /// job.
-func downloadShapedFloor() -> (micros: Double, switches: Double) {
-    let dispatcher = Dispatcher(name: "bench.floor")
+func downloadShapedFloor(jobs floorJobCount: Int = floorJobCount) -> (micros: Double, switches: Double) {
+    let dispatcher = Dispatcher(name: "bench.floor", queues: ["handoff": 16])
     let callbacks = DispatchQueue(label: "bench.callbacks")
     let window = DispatchSemaphore(value: 16)
     let before = usage()
@@ -134,7 +134,7 @@ func peakResidentBytes() -> Int {
 }
 
 func frameworkThroughput() -> Double {
-    let dispatcher = Dispatcher(name: "bench.throughput")
+    let dispatcher = Dispatcher(name: "bench.throughput", queues: ["noop": width])
     return seconds {
         for _ in 0..<jobCount { dispatcher.add(NoOpJob()) }
         dispatcher.waitUntilAllJobsAreFinished()
@@ -151,7 +151,7 @@ func bareThroughput() -> Double {
 }
 
 func frameworkPairs() -> Double {
-    let dispatcher = Dispatcher(name: "bench.pairs")
+    let dispatcher = Dispatcher(name: "bench.pairs", queues: ["pair": width])
     return seconds {
         for _ in 0..<pairCount { dispatcher.add(PairJob()) }
         dispatcher.waitUntilAllJobsAreFinished()
@@ -189,7 +189,7 @@ func barePairs(dependentsFirst: Bool) -> Double {
 /// the OperationQueue's own bookkeeping). Measured in a fresh child process: in a process that already
 /// freed memory, new objects reuse resident pages and the delta would show almost nothing.
 func bytesPerQueuedJob() -> Double {
-    let dispatcher = Dispatcher(name: "bench.memory")
+    let dispatcher = Dispatcher(name: "bench.memory", queues: ["noop": width])
     dispatcher.pauseAll()
     var jobs: [Job] = []
     jobs.reserveCapacity(jobCount)
@@ -233,6 +233,27 @@ func measureInChild(_ kind: String) -> Double {
 
 if let index = arguments.firstIndex(of: "--memory"), index + 1 < arguments.count {
     print(arguments[index + 1] == "bare" ? bytesPerQueuedOperation() : bytesPerQueuedJob())
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--instructions"), index + 1 < arguments.count {
+    // One pass of a measure, for `valgrind --tool=callgrind` (instructions are repeatable on a noisy
+    // machine; divide by the job count): `noop N`, `floor N`, or `bare N` (BlockOperations in a bare
+    // OperationQueue of the same width).
+    let count = index + 2 < arguments.count ? Int(arguments[index + 2]) ?? 20_000 : 20_000
+    switch arguments[index + 1] {
+    case "floor":
+        _ = downloadShapedFloor(jobs: count)
+    case "bare":
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = width
+        for _ in 0..<count { queue.addOperation(BlockOperation {}) }
+        queue.waitUntilAllOperationsAreFinished()
+    default:
+        let dispatcher = Dispatcher(name: "bench.instructions", queues: ["noop": width])
+        for _ in 0..<count { dispatcher.add(NoOpJob()) }
+        dispatcher.waitUntilAllJobsAreFinished()
+    }
     exit(0)
 }
 

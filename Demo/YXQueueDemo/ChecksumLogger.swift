@@ -1,24 +1,37 @@
 import Synchronization
 import YXQueue
+import YXTerminal
 
 /// The delegate form: a `JobDelegate` that receives the start, progress, finish and fail callbacks of
 /// the checksum jobs it is added to, and prints one line per job when it ends, with the callbacks it got.
 ///
 /// A job holds its delegates weakly: keep the logger alive until the jobs ended.
 final class ChecksumLogger: JobDelegate {
-    private let terminal: Terminal
+    private let terminal: Console
     private let state = Mutex(State())
 
     /// What the callbacks collected, behind ``state``.
     private struct State {
+        /// The jobs watched: their typed handle and file name.
+        var watched: [ObjectIdentifier: (handle: JobHandle<ChecksumReport>, name: String)] = [:]
         /// The callbacks received so far, per job tag.
         var callbacks: [Int: [String]] = [:]
         var reports: [ChecksumReport] = []
         var failures: [String] = []
     }
 
-    init(terminal: Terminal) {
+    init(terminal: Console) {
         self.terminal = terminal
+    }
+
+    /// Adds this logger as the delegate of `handle`'s job.
+    func watch(_ handle: JobHandle<ChecksumReport>, name: String) {
+        state.withLock { $0.watched[ObjectIdentifier(handle.job)] = (handle, name) }
+        handle.job.addDelegate(self)
+    }
+
+    private func watched(_ job: Job) -> (handle: JobHandle<ChecksumReport>, name: String)? {
+        state.withLock { $0.watched[ObjectIdentifier(job)] }
     }
 
     /// The reports of the jobs that finished.
@@ -35,7 +48,7 @@ final class ChecksumLogger: JobDelegate {
     }
 
     func job(_ job: Job, didFinishWith result: (any Sendable)?) {
-        guard let report = result as? ChecksumReport else { return }
+        guard let report = watched(job)?.handle.output else { return }  // the typed output, no cast
         let callbacks = record(job, "finish")
         state.withLock { $0.reports.append(report) }
         terminal.line(Self.line(form: "delegate", name: report.file.lastPathComponent, report.digest, callbacks))
@@ -43,13 +56,13 @@ final class ChecksumLogger: JobDelegate {
 
     func job(_ job: Job, didFailWith error: any Error) {
         let callbacks = record(job, "fail")
-        let name = (job as? ChecksumJob)?.file.lastPathComponent ?? "\(job)"
+        let name = watched(job)?.name ?? "\(job)"
         state.withLock { $0.failures.append("\(name): \(error)") }
         terminal.line(Self.line(form: "delegate", name: name, "FAILED", "\(callbacks): \(error)"))
     }
 
     func jobDidCancel(_ job: Job) {
-        let name = (job as? ChecksumJob)?.file.lastPathComponent ?? "\(job)"
+        let name = watched(job)?.name ?? "\(job)"
         state.withLock { $0.failures.append("\(name): canceled") }
     }
 

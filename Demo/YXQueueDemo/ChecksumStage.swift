@@ -1,10 +1,11 @@
 import Foundation
 import YXQueue
+import YXTerminal
 
 /// The second part of the demo: a ``ChecksumJob`` for every downloaded file, on the same dispatcher as
 /// the downloads. Half of the jobs are watched by a ``ChecksumLogger`` (the delegate form), the other
-/// half are awaited with `try await job.run(on:)` (the async form). They all share the three queues of
-/// ``ChecksumJobManager``, so the per-type limits apply across both forms.
+/// half are awaited with `try await dispatcher.run(job)` (the async form). They all share the three queues
+/// of ``ChecksumJob``, so the dispatcher's limits apply across both forms.
 enum ChecksumStage {
     /// What the stage did.
     struct Outcome: Sendable {
@@ -17,41 +18,39 @@ enum ChecksumStage {
         var asyncJobs: Int
     }
 
-    static func run(files: [URL], on dispatcher: Dispatcher, terminal: Terminal) async -> Outcome {
+    static func run(files: [URL], on dispatcher: Dispatcher, terminal: Console) async -> Outcome {
         let meter = ConcurrencyMeter()
         let logger = ChecksumLogger(terminal: terminal)
-        let jobs = files.enumerated().map { index, file in ChecksumJob(file: file, meter: meter, tag: index) }
-        let delegateJobs = jobs.filter { $0.tag % 2 == 0 }
-        let asyncJobs = jobs.filter { $0.tag % 2 == 1 }
+        let definitions = files.map { ChecksumJob(file: $0, meter: meter) }
+        let delegateJobs = definitions.enumerated().filter { $0.offset % 2 == 0 }
+        let asyncJobs = definitions.enumerated().filter { $0.offset % 2 == 1 }
 
         terminal.line("Checksums: a ChecksumJob per file, read → hash → write NAME.fnv1a64")
         terminal.line(ChecksumLogger.line(form: "form", name: "file", "fnv1a-64", "what the caller saw"))
 
-        // The delegate form: add the delegate, then hand the job to the dispatcher.
-        for job in delegateJobs {
-            job.addDelegate(logger)
-            dispatcher.add(job)
+        // The delegate form: make the job, hand its class-layer `Job` the delegate, then start it. (The
+        // logger reads the typed output from the handle when the job finishes.)
+        for (index, definition) in delegateJobs {
+            let handle = JobHandle(definition, tag: index)
+            logger.watch(handle, name: definition.file.lastPathComponent)
+            handle.start(on: dispatcher)
         }
 
-        // The async form: `run(on:)` starts the job and returns its result (or throws its error).
+        // The async form: `run` starts the job and returns its typed output (or throws its error).
         let awaited = await withTaskGroup(of: (String, Result<ChecksumReport, any Error>).self) { group in
-            for job in asyncJobs {
+            for (index, definition) in asyncJobs {
                 group.addTask {
+                    let name = definition.file.lastPathComponent
                     do {
-                        guard let report = try await job.run(on: dispatcher) as? ChecksumReport else {
-                            return (job.file.lastPathComponent, .failure(HashOperation.Failure.missingInput))
-                        }
+                        let report = try await dispatcher.run(definition, tag: index)
                         terminal.line(
                             ChecksumLogger.line(
-                                form: "async", name: job.file.lastPathComponent, report.digest,
-                                "the result of try await job.run(on:)"))
-                        return (job.file.lastPathComponent, .success(report))
+                                form: "async", name: name, report.digest, "the output of try await dispatcher.run(job)"))
+                        return (name, .success(report))
                     } catch {
                         terminal.line(
-                            ChecksumLogger.line(
-                                form: "async", name: job.file.lastPathComponent, "FAILED",
-                                "job.run(on:) threw \(error)"))
-                        return (job.file.lastPathComponent, .failure(error))
+                            ChecksumLogger.line(form: "async", name: name, "FAILED", "dispatcher.run(job) threw \(error)"))
+                        return (name, .failure(error))
                     }
                 }
             }
@@ -63,10 +62,11 @@ enum ChecksumStage {
         // The delegate-form jobs end on their own; wait for them and their last callbacks.
         await dispatcher.waitForAllJobs()
 
-        let models = [ChecksumJobManager.read, ChecksumJobManager.hash, ChecksumJobManager.write]
         terminal.line(
             "  queues    "
-                + models.map { "\($0.type) limit \($0.maxConcurrentOperationCount) peak \(meter.peak(of: $0))" }
+                + ChecksumJob.queues.keys.sorted().map {
+                    "\($0) limit \(dispatcher.limit(for: $0)) peak \(meter.peak(of: $0))"
+                }
                 .joined(separator: ", "))
 
         var outcome = Outcome(

@@ -1,5 +1,6 @@
 import Foundation
 import YXDownload
+import YXTerminal
 
 /// The end of the demo: what was downloaded and checked, how long it took, where the files are, and
 /// the exit status.
@@ -33,8 +34,8 @@ struct DemoSummary {
         let rate = downloadSeconds > 0 ? Double(bytes) / downloadSeconds : 0
         var lines = ["Summary"]
         lines.append(
-            "  downloads   \(done.count) of \(downloads.count) files, \(ByteText.size(bytes)) in "
-                + "\(ByteText.seconds(downloadSeconds)), \(ByteText.rate(rate)) (paced by the server)")
+            "  downloads   \(done.count) of \(downloads.count) files, \(ByteFormatting.bytes(bytes)) in "
+                + "\(ByteFormatting.elapsed(downloadSeconds)), \(ByteFormatting.rate(rate)) (paced by the server)")
         for download in downloads {
             switch download.ending {
             case .finished: break

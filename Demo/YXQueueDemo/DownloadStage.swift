@@ -2,9 +2,11 @@ import Foundation
 import YXDownload
 import YXQueue
 import YXTestServer
+import YXTerminal
 
-/// The first part of the demo: one `DownloadJob` per sample file, all on one dispatcher, shown live on
-/// a ``ProgressBoard``.
+/// The first part of the demo: a `Downloader` on the demo's dispatcher starts one download per sample
+/// file; each download's handle feeds a row of the ``ProgressBoard`` with its byte progress, then with its
+/// typed result.
 enum DownloadStage {
     /// Transfers running at once; the rest wait in the dispatcher's transfer queue.
     static let transfersAtOnce = 4
@@ -12,30 +14,39 @@ enum DownloadStage {
     /// Downloads `files` from `server` into `directory`; returns how each download ended.
     static func run(
         _ files: [DemoFile], from server: TestHTTPServer, into directory: URL, on dispatcher: Dispatcher,
-        terminal: Terminal
+        terminal: Console
     ) async -> [DownloadOutcome] {
-        let board = ProgressBoard(files: files, terminal: terminal)
-        var jobs: [DownloadJob] = []
-        for (index, file) in files.enumerated() {
-            var options = DownloadOptions()
-            options.connections = file.connections
-            options.maxConcurrentTransfers = transfersAtOnce
-            options.retry.initialDelay = 0.5  // the flaky file resumes half a second after the cut
-            let job = DownloadJob(
-                url: server.url(file.path),
-                directory: directory,
-                checksum: file.expectedChecksum(),  // checked before the file gets its final name
-                options: options,
-                tag: index,  // the board's row
-                callbackQueue: board.queue)  // every callback of every download on one serial queue
-            board.watch(job)
-            jobs.append(job)
-        }
-
+        // The downloader owns the transfer engine (its threads, connections and disk flushes) and sets the
+        // download queues' limits on the demo's dispatcher, so Ctrl-C (`dispatcher.cancelAll()`) reaches
+        // the downloads too.
+        let downloader = Downloader(
+            configuration: .init(name: "demo", maxConcurrentTransfers: transfersAtOnce), dispatcher: dispatcher)
+        let board = ProgressBoard(files: files, console: terminal)
         board.start()
-        for job in jobs { dispatcher.add(job) }
-        await dispatcher.waitForAllJobs()
+        await withTaskGroup(of: Void.self) { group in
+            for (index, file) in files.enumerated() {
+                var options = DownloadOptions()
+                options.connections = file.connections
+                options.retryPolicy.initialDelay = 0.5  // the flaky file resumes half a second after the cut
+                let handle = downloader.start(
+                    server.url(file.path), into: directory,
+                    checksum: file.expectedChecksum(),  // checked before the file gets its final name
+                    options: options)
+                board.watch(handle, row: index)
+                group.addTask {
+                    for await progress in handle.progressUpdates() { board.update(index, with: progress) }
+                    do {
+                        board.finished(index, with: try await handle.value)  // a DownloadResult: no cast
+                    } catch is CancellationError {
+                        board.canceled(index)
+                    } catch {
+                        board.failed(index, with: error)
+                    }
+                }
+            }
+        }
         board.stop()
+        downloader.shutdown()  // its lanes' threads end now, not after their idle time
         return board.outcomes()
     }
 }

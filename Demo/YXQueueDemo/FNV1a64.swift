@@ -1,3 +1,5 @@
+import Foundation
+
 /// The 64-bit FNV-1a hash, streamed: a fingerprint that notices accidental changes to a file.
 ///
 /// Not cryptographic (anyone can make two files with the same value); the demo uses it because it
@@ -23,5 +25,29 @@ struct FNV1a64 {
     var hex: String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Hashed per piece, with a progress report and a cancellation check after each.
+    private static let pieceSize = 256 << 10
+
+    /// The hash of `data` in hex, reporting progress after each piece; throws `CancellationError` when
+    /// `isCancelled` turns true.
+    static func hex(
+        of data: Data, progress: (Double) -> Void, isCancelled: () -> Bool
+    ) throws -> String {
+        var hash = FNV1a64()
+        let finished = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                if isCancelled() { return false }
+                let end = min(bytes.count, offset + pieceSize)
+                hash.update(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+                offset = end
+                progress(Double(offset) / Double(bytes.count))
+            }
+            return true
+        }
+        guard finished else { throw CancellationError() }
+        return hash.hex
     }
 }

@@ -6,18 +6,19 @@ import Darwin
 import Dispatch
 import Synchronization
 import YXQueue
+import YXTerminal
 
 /// Ctrl-C during the demo: the first one cancels every job of the dispatcher (the demo then ends its
 /// stage, gives the cursor back, prints the summary and exits 130); a second one exits at once.
 final class Interruption: Sendable {
     private let dispatcher: Dispatcher
-    private let terminal: Terminal
+    private let terminal: Console
     private let count = Atomic<Int>(0)
     /// Delivers SIGINT. (A dispatch source is not `Sendable`; behind a lock it is.)
     private let source: Mutex<any DispatchSourceSignal>
 
     /// Watches SIGINT for as long as the object lives.
-    init(dispatcher: Dispatcher, terminal: Terminal) {
+    init(dispatcher: Dispatcher, terminal: Console) {
         self.dispatcher = dispatcher
         self.terminal = terminal
         signal(SIGINT, SIG_IGN)  // delivered to the dispatch source instead
@@ -35,7 +36,7 @@ final class Interruption: Sendable {
         if count.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
             dispatcher.cancelAll()
         } else {
-            terminal.write("\u{1B}[?25h\n")
+            terminal.writeOut("\u{1B}[?25h\n")
             exit(130)
         }
     }

@@ -3,32 +3,32 @@ import Foundation
 import Synchronization
 import YXDownload
 import YXQueue
+import YXTerminal
 
-/// The live list of downloads: one row per file, fed by the jobs' delegate callbacks and redrawn ten
-/// times a second.
+/// The live list of downloads: one row per file, fed by each download's handle (its byte progress
+/// updates, then its typed result) and redrawn ten times a second.
 ///
-/// On a terminal every row stays on screen and is redrawn in place: the cursor goes back up over the
-/// previous frame and each line is cleared and rewritten, all in one write. Elsewhere (a pipe, a file)
-/// the board prints one line per finished or failed file and an overall progress line about once a
-/// second.
+/// On a terminal every row stays on screen and is redrawn in place by the command line's
+/// ``TerminalScreen`` (the renderer `yxdownload` uses for its bars: the cursor goes back up over the
+/// previous frame, each line is cleared and rewritten, all in one write); at the end the last frame
+/// stays. Elsewhere (a pipe, a file) the board prints one line per finished or failed file and an
+/// overall line about once a second.
 ///
-/// The board is the `JobDelegate` of every download (``watch(_:)``). The jobs are created with
-/// ``queue`` as their `callbackQueue` and the redraw timer fires on it too, so callbacks and redraws
-/// arrive one at a time, in order. The state sits behind a `Mutex` all the same: that is what makes the
-/// class `Sendable`, as `JobDelegate` requires, with no `@unchecked`.
-final class ProgressBoard: JobDelegate {
-    /// Give this to the downloads as their `callbackQueue`.
+/// The feeding methods (``update(_:with:)``, ``finished(_:with:)``, …) may be called from any task; the
+/// redraw timer runs on ``queue``. The state sits behind a `Mutex`, which makes the class `Sendable`
+/// with no `@unchecked`.
+final class ProgressBoard: Sendable {
+    /// Where the board's timer fires.
     let queue = DispatchQueue(label: "YXQueueDemo.ProgressBoard")
 
-    private let terminal: Terminal
+    private let console: Console
+    private let screen: TerminalScreen
     private let state: Mutex<State>
 
     /// Everything that changes, behind ``state``.
     private struct State {
         var rows: [Row]
         var startedAt = ContinuousClock.now
-        /// The lengths of the lines of the last frame on screen (the cursor sits just below them).
-        var drawnLines: [Int] = []
         /// When the last plain progress line was printed.
         var lastProgressLine = ContinuousClock.now
         var isRunning = false
@@ -40,11 +40,11 @@ final class ProgressBoard: JobDelegate {
     /// One file on the board.
     private struct Row {
         let file: DemoFile
-        var job: DownloadJob?
+        var handle: DownloadHandle?
         var phase = Phase.queued
-        /// The job's overall progress, from `job(_:didUpdateProgress:)`.
-        var fraction = 0.0
-        /// When the first byte arrived (the first progress callback).
+        /// The last byte progress of the download.
+        var progress = DownloadProgress(bytes: 0, total: nil, bytesPerSecond: 0)
+        /// When the first byte arrived.
         var firstByteAt: ContinuousClock.Instant?
 
         /// Started and not ended.
@@ -60,11 +60,11 @@ final class ProgressBoard: JobDelegate {
         }
     }
 
-    /// Where a download is, as the delegate callbacks told.
+    /// Where a download is.
     private enum Phase {
-        /// Not started yet.
+        /// Not started yet: waiting for a transfer slot.
         case queued
-        /// Its first operation ran (the probe); bytes may not flow yet.
+        /// Its first step runs; bytes may not flow yet.
         case started(at: ContinuousClock.Instant)
         case finished(DownloadResult, seconds: Double)
         case failed(String)
@@ -72,15 +72,55 @@ final class ProgressBoard: JobDelegate {
     }
 
     /// Creates a board with a row per file, in this order.
-    init(files: [DemoFile], terminal: Terminal) {
-        self.terminal = terminal
+    init(files: [DemoFile], console: Console) {
+        self.console = console
+        self.screen = TerminalScreen(console: console)
         self.state = Mutex(State(rows: files.map { Row(file: $0) }))
     }
 
-    /// Shows `job` in the row of its file (the job's `tag` is the row's index) and becomes its delegate.
-    func watch(_ job: DownloadJob) {
-        state.withLock { $0.rows[job.tag].job = job }
-        job.addDelegate(self)  // held weakly: whoever made the board keeps it alive
+    /// Shows the download of `handle` in row `row`.
+    func watch(_ handle: DownloadHandle, row: Int) {
+        state.withLock { $0.rows[row].handle = handle }
+    }
+
+    // MARK: - Feeding (any task)
+
+    /// The download of `row` made progress.
+    func update(_ row: Int, with progress: DownloadProgress) {
+        state.withLock { s in
+            s.rows[row].progress = progress
+            if s.rows[row].firstByteAt == nil && progress.bytesReceived > 0 { s.rows[row].firstByteAt = .now }
+            if case .queued = s.rows[row].phase, progress.bytesReceived > 0 { s.rows[row].phase = .started(at: .now) }
+        }
+    }
+
+    /// The download of `row` finished: `result` is its typed value.
+    func finished(_ row: Int, with result: DownloadResult) {
+        let line = state.withLock { s -> String in
+            let current = s.rows[row]
+            let elapsed = seconds(from: current.firstByteAt ?? current.startedAt ?? s.startedAt)
+            s.rows[row].phase = .finished(result, seconds: elapsed)
+            return "done      " + TextWidth.pad(current.file.name, to: nameWidth(s)) + "  "
+                + Self.describe(result, seconds: elapsed)
+        }
+        if !console.isTerminal { console.line(line) }
+    }
+
+    /// The download of `row` failed.
+    func failed(_ row: Int, with error: any Error) {
+        let line = state.withLock { s -> String in
+            s.rows[row].phase = .failed("\(error)")
+            return "fail      " + TextWidth.pad(s.rows[row].file.name, to: nameWidth(s)) + "  \(error)"
+        }
+        if !console.isTerminal { console.line(line) }
+    }
+
+    /// The download of `row` was canceled (Ctrl-C).
+    func canceled(_ row: Int) {
+        state.withLock { s in
+            if let handle = s.rows[row].handle { s.rows[row].progress = handle.progress }
+            s.rows[row].phase = .canceled
+        }
     }
 
     /// Starts redrawing.
@@ -97,16 +137,17 @@ final class ProgressBoard: JobDelegate {
         }
     }
 
-    /// Stops redrawing, draws the final frame and gives the cursor back. Call once every job ended.
+    /// Stops redrawing, leaves the final frame on screen and gives the cursor back. Call once every job
+    /// ended.
     func stop() {
         queue.sync {
-            let text = state.withLock { s -> String in
+            let final = state.withLock { s -> [String] in
                 s.timer?.cancel()
                 s.timer = nil
                 s.isRunning = false
-                return terminal.isInteractive ? frame(&s) + "\u{1B}[?25h" : ""
+                return console.isTerminal ? frame(s) : []
             }
-            terminal.write(text)
+            if console.isTerminal { screen.close(keeping: final) }
         }
     }
 
@@ -126,80 +167,38 @@ final class ProgressBoard: JobDelegate {
         }
     }
 
-    // MARK: - JobDelegate (on `queue`, one callback at a time per job)
-
-    func jobDidStart(_ job: Job) {
-        state.withLock { $0.rows[job.tag].phase = .started(at: .now) }
-    }
-
-    func job(_ job: Job, didUpdateProgress progress: Double) {
-        state.withLock { s in
-            s.rows[job.tag].fraction = progress
-            if s.rows[job.tag].firstByteAt == nil { s.rows[job.tag].firstByteAt = .now }
-        }
-    }
-
-    func job(_ job: Job, didFinishWith result: (any Sendable)?) {
-        guard let result = result as? DownloadResult else { return }
-        let line = state.withLock { s -> String in
-            let row = s.rows[job.tag]
-            let seconds = ByteText.seconds(from: row.firstByteAt ?? row.startedAt ?? s.startedAt)
-            s.rows[job.tag].phase = .finished(result, seconds: seconds)
-            s.rows[job.tag].fraction = 1
-            return "done      \(pad(row.file.name, to: nameWidth(s)))  \(Self.describe(result, seconds: seconds))"
-        }
-        if !terminal.isInteractive { terminal.line(line) }
-    }
-
-    func job(_ job: Job, didFailWith error: any Error) {
-        let line = state.withLock { s -> String in
-            s.rows[job.tag].phase = .failed("\(error)")
-            return "fail      \(pad(s.rows[job.tag].file.name, to: nameWidth(s)))  \(error)"
-        }
-        if !terminal.isInteractive { terminal.line(line) }
-    }
-
-    func jobDidCancel(_ job: Job) {
-        state.withLock { $0.rows[job.tag].phase = .canceled }
-    }
-
     // MARK: - Drawing (on `queue`)
 
     private func tick() {
-        let text = state.withLock { s -> String in
-            guard s.isRunning else { return "" }
-            if terminal.isInteractive { return frame(&s) }
+        let (lines, plain) = state.withLock { s -> ([String]?, String?) in
+            guard s.isRunning else { return (nil, nil) }
+            for index in s.rows.indices {
+                if case .queued = s.rows[index].phase, s.rows[index].handle?.state == .executing {
+                    s.rows[index].phase = .started(at: .now)
+                }
+            }
+            if console.isTerminal { return (frame(s), nil) }
             // Plain output: an overall line about once a second, while something is running.
-            guard ByteText.seconds(from: s.lastProgressLine) >= 1, s.rows.contains(where: \.isActive) else { return "" }
+            guard seconds(from: s.lastProgressLine) >= 1, s.rows.contains(where: \.isActive) else { return (nil, nil) }
             s.lastProgressLine = .now
-            return "progress  " + overallLine(s) + "\n"
+            return (nil, "progress  " + overallLine(s))
         }
-        if !text.isEmpty { terminal.write(text) }
+        if let lines { screen.draw(lines) }
+        if let plain { console.line(plain) }
     }
 
-    /// The escape codes and lines that replace the previous frame.
-    private func frame(_ s: inout State) -> String {
-        let columns = terminal.columns
-        let width = max(40, min(columns - 1, 110))
+    /// The rows and the overall line, fitted to the terminal's width.
+    private func frame(_ s: State) -> [String] {
+        let width = max(40, min(screen.columns - 1, 110))
         let nameWidth = nameWidth(s)
-        let lines = s.rows.map { line(for: $0, nameWidth: nameWidth, width: width) }
-            + [cut("  " + overallLine(s), to: width)]
-        // Back up over the previous frame. Each of its lines was one row when it was drawn; if the
-        // window got narrower since, the terminal may have wrapped it onto more.
-        let rows = s.drawnLines.reduce(0) { $0 + max(1, ($1 + columns - 1) / max(1, columns)) }
-        var text = rows == 0 ? "\u{1B}[?25l" : "\r\u{1B}[\(rows)A"  // the first frame hides the cursor
-        // Clear and rewrite line by line (clearing the whole rest of the screen from its top-left corner
-        // would make some terminals, tmux among them, copy the screen into the scrollback each time).
-        for line in lines { text += "\u{1B}[2K" + line + "\n" }
-        if rows > lines.count { text += "\u{1B}[J" }  // rows left over from a wrapped frame
-        s.drawnLines = lines.map(\.count)
-        return text
+        return s.rows.map { line(for: $0, nameWidth: nameWidth, width: width) }
+            + [TextWidth.fit("  " + overallLine(s), to: width)]
     }
 
-    /// `  photos-2024.tar   [==========>         ]   52%  3.1 MiB of 6.0 MiB     3.0 MiB/s`
+    /// `  photos-2024.tar   [##########>         ]   52%  3.1 MiB of 6.0 MiB     3.0 MiB/s`
     private func line(for row: Row, nameWidth: Int, width: Int) -> String {
         let status: String
-        var fraction = row.fraction
+        var fraction = row.progress.fraction ?? 0
         switch row.phase {
         case .queued:
             status = "queued"
@@ -207,14 +206,12 @@ final class ProgressBoard: JobDelegate {
             if row.firstByteAt == nil {
                 status = "waiting for a transfer slot"
             } else {
-                // Bytes, length and speed from the job's live snapshot; the percentage from the same
-                // snapshot, so the figures agree (the delegate's throttled value can lag a little).
-                let progress = row.job?.progressSnapshot
-                fraction = progress?.fraction ?? fraction
+                // Bytes, length, speed and percentage from one snapshot, so the figures agree.
+                let progress = row.progress
                 let percent = String(Int((fraction * 100).rounded(.down))) + "%"
-                let bytes = ByteText.size(progress?.bytes ?? 0) + " of " + ByteText.size(row.file.size)
-                status = pad(percent, to: 4, left: true) + "  " + pad(bytes, to: 20)
-                    + pad(ByteText.rate(progress?.bytesPerSecond ?? 0), to: 11, left: true)
+                let bytes = ByteFormatting.bytes(progress.bytes) + " of " + ByteFormatting.bytes(row.file.size)
+                status = TextWidth.padLeft(percent, to: 4) + "  " + TextWidth.pad(bytes, to: 20)
+                    + TextWidth.padLeft(ByteFormatting.rate(progress.bytesPerSecond), to: 11)
             }
         case .finished(let result, let seconds):
             fraction = 1
@@ -222,15 +219,13 @@ final class ProgressBoard: JobDelegate {
         case .failed(let reason):
             status = "FAILED  " + reason
         case .canceled:
-            let progress = row.job?.progressSnapshot
-            fraction = progress?.fraction ?? fraction
-            status = "canceled at " + ByteText.size(progress?.bytes ?? 0) + " (the .part file stays, to resume)"
+            status = "canceled at " + ByteFormatting.bytes(row.progress.bytes) + " (the .part file stays, to resume)"
         }
-        let name = "  " + pad(row.file.name, to: nameWidth) + "  "
+        let name = "  " + TextWidth.pad(row.file.name, to: nameWidth) + "  "
         // Room for the status after the bar; on a narrow terminal the bar shrinks, then goes.
-        let barWidth = min(24, width - name.count - 4 - 46)
-        guard barWidth >= 8 else { return cut(name + status, to: width) }
-        return cut(name + Self.bar(fraction, width: barWidth) + "  " + status, to: width)
+        let barWidth = min(24, width - TextWidth.of(name) - 4 - 46)
+        guard barWidth >= 8 else { return TextWidth.fit(name + status, to: width) }
+        return TextWidth.fit(name + ProgressBar.text(fraction, width: barWidth) + "  " + status, to: width)
     }
 
     /// `3/8 done   18.2 MiB of 36.5 MiB   9.8 MiB/s   elapsed 0:02`
@@ -242,47 +237,28 @@ final class ProgressBoard: JobDelegate {
             if case .finished(let result, _) = row.phase {
                 done += 1
                 bytes += result.bytes
-            } else if let progress = row.job?.progressSnapshot {
-                bytes += progress.bytes
-                if row.isActive { speed += progress.bytesPerSecond }
+            } else {
+                bytes += row.progress.bytes
+                if row.isActive { speed += row.progress.bytesPerSecond }
             }
         }
         let total = s.rows.reduce(Int64(0)) { $0 + $1.file.size }
-        let elapsed = ByteText.seconds(from: s.startedAt)
+        let elapsed = seconds(from: s.startedAt)
         // While files are running: their current speed; at the end: the average.
         let rate = s.rows.contains(where: \.isActive)
-            ? ByteText.rate(speed) : "average " + ByteText.rate(elapsed > 0 ? Double(bytes) / elapsed : 0)
-        return "\(done)/\(s.rows.count) done   \(ByteText.size(bytes)) of \(ByteText.size(total))   "
-            + "\(rate)   elapsed \(ByteText.clock(elapsed))"
-    }
-
-    /// `[=========>          ]`, `width` columns inside the brackets.
-    private static func bar(_ fraction: Double, width: Int) -> String {
-        let filled = min(width, Int((min(1, max(0, fraction)) * Double(width)).rounded(.down)))
-        let head = filled < width && filled > 0 ? ">" : ""
-        let body = String(repeating: "=", count: filled - head.count) + head
-        return "[" + body + String(repeating: " ", count: width - body.count) + "]"
+            ? ByteFormatting.rate(speed) : "average " + ByteFormatting.rate(elapsed > 0 ? Double(bytes) / elapsed : 0)
+        return "\(done)/\(s.rows.count) done   \(ByteFormatting.bytes(bytes)) of \(ByteFormatting.bytes(total))   "
+            + "\(rate)   elapsed \(ByteFormatting.duration(elapsed, roundingUp: false))"
     }
 
     /// `6.0 MiB in 2.01 s, 3.0 MiB/s, sha-256 ok` (the job checked the digest before the rename).
     static func describe(_ result: DownloadResult, seconds: Double) -> String {
-        let rate = seconds > 0 ? ByteText.rate(Double(result.bytesReceived) / seconds) : "-"
+        let rate = seconds > 0 ? ByteFormatting.rate(Double(result.bytesReceived) / seconds) : "-"
         let verified = result.sha256 != nil ? ", sha-256 ok" : ""
-        return "\(ByteText.size(result.bytes)) in \(ByteText.seconds(seconds)), \(rate)\(verified)"
+        return "\(ByteFormatting.bytes(result.bytes)) in \(ByteFormatting.elapsed(seconds)), \(rate)\(verified)"
     }
 
     private func nameWidth(_ s: State) -> Int {
-        s.rows.map(\.file.name.count).max() ?? 0
-    }
-
-    /// Pads with spaces to `width` characters (on the left with `left`).
-    private func pad(_ text: String, to width: Int, left: Bool = false) -> String {
-        let padding = String(repeating: " ", count: max(0, width - text.count))
-        return left ? padding + text : text + padding
-    }
-
-    /// Cuts a line to `width` characters, so it never wraps (a wrapped line would break the redraw).
-    private func cut(_ text: String, to width: Int) -> String {
-        text.count <= width ? text : String(text.prefix(width - 1)) + "…"
+        s.rows.map { TextWidth.of($0.file.name) }.max() ?? 0
     }
 }

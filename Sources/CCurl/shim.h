@@ -35,6 +35,26 @@ static inline int yx_start_writeback(int fd, off_t offset, off_t length) {
 #endif
 }
 
+// MARK: threads
+
+#include <pthread.h>
+#if defined(__linux__)
+extern int pthread_setname_np(pthread_t thread, const char *name);  // glibc: only under _GNU_SOURCE
+#endif
+
+/// Names the calling thread as the system shows it (Linux: at most 15 characters, longer names are
+/// refused; `/proc/self/task/ID/comm`, `top -H`, debuggers).
+static inline int yx_name_current_thread(const char *name) {
+#if defined(__linux__)
+    return pthread_setname_np(pthread_self(), name);
+#elif defined(__APPLE__)
+    return pthread_setname_np(name);
+#else
+    (void)name;
+    return 0;
+#endif
+}
+
 // MARK: easy handle options
 
 static inline CURLcode yx_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -65,6 +85,11 @@ static inline CURLcode yx_easy_setopt_write_callback(CURL *handle, CURLoption op
 /// For CURLOPT_XFERINFOFUNCTION.
 static inline CURLcode yx_easy_setopt_xferinfo_callback(CURL *handle, curl_xferinfo_callback value) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
+}
+
+/// For CURLOPT_DEBUGFUNCTION (with CURLOPT_VERBOSE: curl's own account of connections and headers).
+static inline CURLcode yx_easy_setopt_debug_callback(CURL *handle, curl_debug_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_DEBUGFUNCTION, value);
 }
 
 // MARK: easy handle information

@@ -39,6 +39,11 @@ enum CurlErrorMapping {
             return make(.tls)
         case CURLE_WRITE_ERROR:
             return make(.fileSystem)
+        case CURLE_OUT_OF_MEMORY where !transfer.responseChecked:
+            // curl refuses a header line (or a whole head) over 100 KiB this way: the server's fault.
+            var error = make(.unexpectedResponse)
+            error.message = "the server sent a response header larger than curl accepts (100 KiB)"
+            return error
         default:
             return make(.transfer)
         }

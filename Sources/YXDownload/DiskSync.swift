@@ -10,10 +10,10 @@ import YXQueue
 /// was a third of the run. Here, a finalize step that arrives while a flush is running waits for the
 /// next one, and one `syncfs` (one per file system) covers every file that waited: group commit,
 /// without a timer, so a lone file pays exactly one flush.
+///
+/// Each ``TransferEngine`` has one, for its downloads. Flushes run on a Dispatch queue, whose thread
+/// goes back to the pool when no flush waits.
 final class DiskSync: Sendable {
-    /// The process-wide batcher.
-    static let shared = DiskSync()
-
     private struct Waiter {
         let fd: Int32
         let done: @Sendable (Bool) -> Void

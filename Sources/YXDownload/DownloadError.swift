@@ -1,4 +1,5 @@
 import Foundation
+import YXQueue
 
 /// Why a download failed: one error type for curl, HTTP, file-system and verification failures.
 ///
@@ -114,3 +115,4 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         DownloadError(.fileSystem, "\(what) \(path): \(String(cString: strerror(code)))", url: url, osErrno: code)
     }
 }
+extension DownloadError: TransientError {}

@@ -4,18 +4,24 @@ import YXQueue
 /// Downloads one URL to one file: resumable, segmented, retried, verified; the file appears under its
 /// final name only when it is whole.
 ///
+/// This is the class layer, for programs that use YXQueue's `Job` API (delegates, closure observers,
+/// restart, a dispatcher of their own). Most programs use a ``Downloader`` instead, which makes and
+/// starts these jobs and returns typed results:
+///
 /// ```swift
 /// let job = DownloadJob(url: URL(string: "https://example.com/big.iso")!,
-///                       directory: URL(fileURLWithPath: "downloads"))
-/// let result = try await job.run() as? DownloadResult
-/// print(result?.file.path ?? "")
+///                       into: URL(fileURLWithPath: "downloads"))
+/// let token = job.onFail { _, error in print("failed:", error) }
+/// job.start(on: dispatcher)                        // a Dispatcher with DownloadQueue.limits(transfers:)
+/// for await progress in job.progressUpdates() { print(progress.bytes, "of", progress.total ?? -1) }
+/// print(job.downloadResult?.file.path ?? "no file")
 /// ```
 ///
 /// Bytes arrive in `NAME.part` beside the final file, with a small sidecar `NAME.part.meta`. A failed or
 /// canceled download keeps both; starting the same download again resumes with a `Range` request
-/// validated by `If-Range`. The job's result is a ``DownloadResult``; its error a ``DownloadError``.
-/// Byte-level progress is in ``progressSnapshot``; the job's `progress` (inherited from `Job`) is the
-/// fraction of this attempt's bytes.
+/// validated by `If-Range`. The job's result is a ``DownloadResult`` (``downloadResult``); its error a
+/// ``DownloadError``. Byte-level progress is in ``progressSnapshot`` and ``progressUpdates(every:)``; the
+/// job's `progress` (inherited from `Job`) is the fraction of this attempt's bytes.
 public final class DownloadJob: Job, @unchecked Sendable {
     /// What to download.
     public let url: URL
@@ -25,13 +31,24 @@ public final class DownloadJob: Job, @unchecked Sendable {
     public let checksum: Checksum?
     /// How it downloads: connections, retries, timeouts, headers, TLS.
     public let options: DownloadOptions
-    /// The engine that runs its transfers.
+    /// The engine that runs its transfers (and holds its host holds, disk flushes, logger and metrics).
     public let engine: TransferEngine
+    /// Whether the maker knew that the file, its `.part` and its sidecar were absent.
+    let destinationIsFresh: Bool
 
     /// Creates a download into a directory, named after the URL (see ``FileNaming``).
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - directory: Where the file goes (created if needed); the name comes from the URL.
+    ///   - checksum: The expected digest.
+    ///   - options: Connections, retries, timeouts, headers, TLS.
+    ///   - engine: The transfer engine (default: ``TransferEngine/shared``, whose threads end when idle).
+    ///   - tag: A number of your choosing, to tell jobs apart.
+    ///   - callbackQueue: Where the job's callbacks are delivered (see `Job.callbackQueue`).
     public convenience init(
         url: URL,
-        directory: URL,
+        into directory: URL,
         checksum: Checksum? = nil,
         options: DownloadOptions = DownloadOptions(),
         engine: TransferEngine = .shared,
@@ -50,10 +67,10 @@ public final class DownloadJob: Job, @unchecked Sendable {
     ///   - file: Where the file goes (its directory is created if needed).
     ///   - checksum: The expected digest.
     ///   - options: Connections, retries, timeouts, headers, TLS.
-    ///   - engine: The transfer engine (default: the process-wide one).
+    ///   - engine: The transfer engine (default: ``TransferEngine/shared``, whose threads end when idle).
     ///   - tag: A number of your choosing, to tell jobs apart.
     ///   - callbackQueue: Where the job's callbacks are delivered (see `Job.callbackQueue`).
-    public init(
+    public convenience init(
         url: URL,
         to file: URL,
         checksum: Checksum? = nil,
@@ -62,20 +79,40 @@ public final class DownloadJob: Job, @unchecked Sendable {
         tag: Int = 0,
         callbackQueue: DispatchQueue = .global(qos: .utility)
     ) {
+        self.init(
+            url: url, to: file, checksum: checksum, options: options, engine: engine, tag: tag,
+            callbackQueue: callbackQueue, destinationIsFresh: false)
+    }
+
+    /// Creates a download to a file that the caller knows is absent, with its `.part` and its sidecar
+    /// (it listed the folder, as `yxdownload` does once per folder): the first step creates the `.part`
+    /// without looking for the three files first, which saves three failing lookups per file. Should
+    /// one of them have appeared meanwhile, the step looks at the disk as usual.
+    package init(
+        url: URL,
+        to file: URL,
+        checksum: Checksum?,
+        options: DownloadOptions,
+        engine: TransferEngine,
+        tag: Int = 0,
+        callbackQueue: DispatchQueue,
+        destinationIsFresh: Bool
+    ) {
         self.url = url
         self.destination = file
         self.checksum = checksum
         self.options = options
         self.engine = engine
+        self.destinationIsFresh = destinationIsFresh
         super.init(tag: tag, callbackQueue: callbackQueue)
     }
 
     /// The manager that builds the probe → parts → finalize graph.
-    public override class var managerType: JobManager.Type { DownloadJobManager.self }
+    public override class var managerClass: JobManager.Type { DownloadJobManager.self }
     /// `"download"`.
-    public override var jobType: String { "download" }
+    public override var name: String { "download" }
 
-    /// Bytes done, length and speed of the current (or last) attempt.
+    /// Bytes done, length and speed of the current (or last) attempt, now.
     public var progressSnapshot: DownloadProgress {
         (manager as? DownloadJobManager)?.session?.progress ?? DownloadProgress(bytes: 0, total: nil, bytesPerSecond: 0)
     }
@@ -83,13 +120,22 @@ public final class DownloadJob: Job, @unchecked Sendable {
     /// The result, once the job finished.
     public var downloadResult: DownloadResult? { result as? DownloadResult }
 
-    var probeModel: OperationModel {
-        OperationModel(type: "yxdownload.probe", maxConcurrentOperationCount: options.maxConcurrentTransfers)
+    /// The byte progress of the job, as it changes, until the job ends (see ``DownloadProgressUpdates``).
+    ///
+    /// ```swift
+    /// for await progress in job.progressUpdates() {
+    ///     print(progress.bytes, "of", progress.total.map(String.init) ?? "?", Int(progress.bytesPerSecond), "B/s")
+    /// }
+    /// ```
+    ///
+    /// - Parameter interval: The shortest time between two updates (default a tenth of a second).
+    public func progressUpdates(every interval: Duration = .milliseconds(100)) -> DownloadProgressUpdates {
+        DownloadProgressUpdates(job: self, interval: interval)
     }
-    var transferModel: OperationModel {
-        OperationModel(type: "yxdownload.transfer", maxConcurrentOperationCount: options.maxConcurrentTransfers)
-    }
-    var finalizeModel: OperationModel {
-        OperationModel(type: "yxdownload.finalize", maxConcurrentOperationCount: max(1, options.maxConcurrentTransfers))
+
+    /// A job's result as a ``DownloadResult``: what ``Downloader`` and ``DownloadHandle`` return.
+    static func downloadResult(from value: (any Sendable)?) throws -> DownloadResult {
+        if let result = value as? DownloadResult { return result }
+        throw JobError.invalidOperation("a download job ended without a DownloadResult")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import YXQueue
 
 /// The first step of a download: looks at the disk (skip, finalize, resume) and, for a segmented
@@ -6,43 +7,76 @@ import YXQueue
 ///
 /// When the plan is one stream (`-x 1`, or a `.part` written by one stream), this operation fetches it
 /// too, instead of handing it to a part operation: one operation less per file, which was about an
-/// eighth of the per-file cost of many small downloads (callgrind).
+/// eighth of the per-file cost of many small downloads (callgrind). It then also finalizes the file
+/// (verify, flush, rename), so a one-stream download is one operation that holds its transfer slot from
+/// its first request to its final name: a queue limit of N then means N such downloads under way.
 final class ProbeOperation: TransferOperation, @unchecked Sendable {
-    /// Decided in `execute` before the first request, read by the engine thread afterwards (the
-    /// engine's queue of commands orders the two).
-    private var streamsWholeFile = false
-    /// Whether this operation also verifies and renames the file (decided in `execute`, read by the
-    /// manager once the operation finished). Otherwise the manager adds a ``FinalizeOperation``.
+    /// A probe that continues one that had to wait: the disk was looked at already, only the network
+    /// probe is left.
+    private var isContinuation = false
+    /// Decided in `perform` before the first request, read by the engine thread afterwards (the
+    /// engine's queue of commands orders the two) and by the manager once the step ended.
+    private(set) var streamsWholeFile = false
+    /// Whether this operation also verifies, flushes and renames the file (decided in `perform`, read by
+    /// the manager once the operation finished): always for one stream. Otherwise (segments) the manager
+    /// adds a ``FinalizeOperation``.
     private(set) var finalizesItself = false
 
-    override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        do {
-            let needsNetwork = try session.prepare()
-            let plan = session.plan
-            streamsWholeFile = !needsNetwork && plan == .transfer && session.segmentCount == 1
-                && !session.isSegmentComplete(0)
-            // A skip costs one `stat`; the rest only when the finalize step is cheap (no digest to compute
-            // over the file, no flush to wait for), as it then runs right after the last byte.
-            finalizesItself = plan == .skip || (session.finalizesQuickly && (streamsWholeFile || plan == .finalizeOnly))
-            if !needsNetwork && !streamsWholeFile {
-                return finalizesItself ? session.finalize(completion) : completion(.success(nil))
-            }
-            if streamsWholeFile { progressWeight = 1 }  // the whole job's progress, now
-        } catch {
-            return completion(.failure(error))
-        }
-        super.execute(completion: completion)
+    /// A probe of `session`'s attempt; `continuing` for one that replaces a probe that had to wait.
+    convenience init(queue: String, session: DownloadSession, continuing: Bool = false) {
+        self.init(queue: queue, resourceIdentifier: "probe", session: session)
+        isContinuation = continuing
     }
 
-    override func makeRequest() -> TransferRequest {
+    override func perform(_ finish: @escaping Completion) {
+        if !isContinuation {
+            do {
+                let needsNetwork = try session.prepare()
+                let plan = session.plan
+                logPlan(plan)
+                streamsWholeFile =
+                    !needsNetwork && plan == .transfer && session.segmentCount == 1 && !session.isSegmentComplete(0)
+                // A skip costs one `stat`; one stream is finalized here too, right after its last byte (a
+                // digest over the file is computed on a pool thread, and the flush waits on `DiskSync`, so
+                // neither holds up the thread that delivered the last byte).
+                finalizesItself = plan == .skip || streamsWholeFile || plan == .finalizeOnly
+                if !needsNetwork && !streamsWholeFile {
+                    return finalizesItself ? finalize(finish) : finish(.success(nil))
+                }
+                if streamsWholeFile { progressWeight = 1 }  // the whole job's progress, now
+            } catch {
+                return finish(.failure(error))
+            }
+        }
+        super.perform(finish)
+    }
+
+    /// Resumes and finalizations of a complete `.part` at info: they say an earlier run was interrupted.
+    private func logPlan(_ plan: DownloadSession.Plan) {
+        switch plan {
+        case .finalizeOnly:
+            session.logger.info(
+                "finalizing a complete .part from an earlier run",
+                metadata: ["url": "\(session.redactedURL)", "file": "\(session.partPath)"])
+        case .transfer:
+            let resumed = session.resumedFrom
+            guard resumed > 0 else { return }
+            session.logger.info(
+                "resuming", metadata: ["url": "\(session.redactedURL)", "file": "\(session.partPath)", "bytes": "\(resumed)"])
+        case .undecided, .skip:
+            return
+        }
+    }
+
+    override func makeRequest() -> TransferRequest? {
         streamsWholeFile ? session.request(forSegment: 0) : session.probeRequest()
     }
 
-    override func accept(_ response: TransferResponse, for request: TransferRequest) -> DownloadError? {
+    override func accept(_ response: TransferResponse, for request: TransferRequest) -> ResponseVerdict {
         if streamsWholeFile { return session.accept(response, segment: 0, requested: request) }
-        if let error = session.applyProbe(response) { return error }
-        // A 200 means the whole body is coming: stop it; the part operation fetches it.
-        return response.status == 200 ? DownloadError(.transfer, "probe done", url: session.redactedURL) : nil
+        if let error = session.applyProbe(response) { return .refuse(error) }
+        // A 200 means the whole body is coming: the head was all the probe needed; a part fetches the body.
+        return response.status == 200 ? .enough : .proceed
     }
 
     override func receive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {
@@ -56,24 +90,39 @@ final class ProbeOperation: TransferOperation, @unchecked Sendable {
         streamsWholeFile ? session.completeSegment(0) : nil
     }
 
-    override func succeed(_ finish: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        if finalizesItself { session.finalize(finish) } else { finish(.success(nil)) }
+    override func succeed(_ finish: @escaping Completion) {
+        if finalizesItself { finalize(finish) } else { finish(.success(nil)) }
+    }
+
+    /// Verifies, flushes and renames: here when that is cheap (a length check), on a pool thread when a
+    /// digest must be computed over the whole file (this may be a transfer thread, which must not block).
+    private func finalize(_ finish: @escaping Completion) {
+        if session.finalizeReadsTheFile {
+            DispatchQueue.global().async { [session] in session.finalize(finish) }
+        } else {
+            session.finalize(finish)
+        }
     }
 
     override func errorMeansSuccess(_ error: DownloadError) -> Bool {
-        if streamsWholeFile { return session.isSegmentComplete(0) }
-        return error.kind == .transfer && error.message == "probe done"
+        streamsWholeFile && session.isSegmentComplete(0)
     }
 }
 
 /// Fetches one segment of the file (or the whole file in one stream) into the `.part`.
 final class PartOperation: TransferOperation, @unchecked Sendable {
     /// The segment this operation fetches.
-    var segment = 0
+    private(set) var segment = 0
 
-    override func makeRequest() -> TransferRequest { session.request(forSegment: segment) }
+    /// The step that fetches `segment` of `session`'s file.
+    convenience init(queue: String, session: DownloadSession, segment: Int) {
+        self.init(queue: queue, resourceIdentifier: "part \(segment)", session: session)
+        self.segment = segment
+    }
 
-    override func accept(_ response: TransferResponse, for request: TransferRequest) -> DownloadError? {
+    override func makeRequest() -> TransferRequest? { session.request(forSegment: segment) }
+
+    override func accept(_ response: TransferResponse, for request: TransferRequest) -> ResponseVerdict {
         session.accept(response, segment: segment, requested: request)
     }
 
@@ -94,11 +143,13 @@ final class PartOperation: TransferOperation, @unchecked Sendable {
 
 /// The last step, when the probe could not take it: verify length and checksum, flush to disk
 /// (batched with other downloads, see `DiskSync`), rename to the final name.
-final class FinalizeOperation: QueueOperation, @unchecked Sendable {
-    /// Set by the manager before the operation is submitted.
-    var session: DownloadSession!
+final class FinalizeOperation: DownloadStep, @unchecked Sendable {
+    /// The finalize step of `session`'s attempt.
+    convenience init(queue: String, session: DownloadSession) {
+        self.init(queue: queue, resourceIdentifier: "finalize", session: session)
+    }
 
-    override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        session.finalize(completion)
+    override func perform(_ finish: @escaping Completion) {
+        session.finalize(finish)
     }
 }

@@ -1,18 +1,24 @@
 import Foundation
+import YXQueue
 
-/// How a ``DownloadJob`` downloads: connections, retries, timeouts, headers, TLS.
+/// How one download goes: connections, retries, timeouts, headers, TLS, and what happens around the
+/// final rename.
+///
+/// Give them to ``Downloader/download(_:to:checksum:options:)`` (or a ``DownloadJob``) per download, or
+/// once as ``Downloader/Configuration/defaultOptions`` for every download of a downloader.
 ///
 /// ```swift
 /// var options = DownloadOptions()
 /// options.connections = 8            // segmented, where the server accepts ranges
-/// options.retry.retries = 3
+/// options.retryPolicy.retries = 3
 /// options.headers = ["Authorization: Bearer …"]
 /// ```
 public struct DownloadOptions: Sendable, Equatable {
     /// Connections per file, where the server accepts ranges (1 = one stream).
     public var connections: Int = 1
-    /// Retries after transient errors (per part when segmented).
-    public var retry = RetryPolicy()
+    /// Retries after transient errors (per part when segmented), with back-off; a server's
+    /// `Retry-After` is honoured up to the policy's `maxRetryAfter`.
+    public var retryPolicy = RetryPolicy()
     /// Extra request headers, as "Name: value".
     public var headers: [String] = []
     /// The `User-Agent` header.
@@ -32,11 +38,16 @@ public struct DownloadOptions: Sendable, Equatable {
     public var syncBeforeRename = true
     /// Compute the SHA-256 of every finished file (``DownloadResult/sha256``), even without a checksum.
     public var computeSHA256 = false
+    /// Whether a download that must wait (a retry's back-off, a server's `Retry-After`) keeps its transfer
+    /// slot meanwhile.
+    ///
+    /// Off (the default): it gives the slot to another download and queues again after the wait, so
+    /// downloads that wait never hold others up. On: a one-stream download holds one slot from its first
+    /// request to its final name, so a transfer limit of N means at most N such downloads under way, as
+    /// `yxdownload -j N` promises.
+    public var keepsSlotWhileWaiting = false
     /// Files smaller than this are never split into segments.
     public var minimumSegmentSize: Int64 = 1 << 20
-    /// How many transfers of all download jobs may run at once on a dispatcher; the first download job
-    /// on a dispatcher sets it.
-    public var maxConcurrentTransfers = 16
 
     /// The defaults: one connection, 5 retries, 15 s to connect, 30 s stall timeout, TLS verified.
     public init() {}

@@ -7,7 +7,7 @@ public struct DownloadResult: Sendable, Equatable {
         /// Downloaded (in whole or resumed) and renamed to its final name.
         case downloaded
         /// A complete `.part` from an earlier run was verified and renamed, with no request.
-        case finalizedExisting
+        case finalizedPart
         /// The file existed and ``DownloadOptions/overwrite`` was off: nothing was requested.
         case skippedExisting
     }

@@ -20,7 +20,8 @@ public enum FileNaming {
     }
 
     /// `%XX` escapes decoded once, on bytes (`removingPercentEncoding` goes through `NSString`); nil for
-    /// a malformed escape or a result that is not UTF-8, as `removingPercentEncoding` does.
+    /// a malformed escape or a result that is not UTF-8 (where `removingPercentEncoding` on Linux inserts
+    /// U+FFFD).
     static func percentDecoded(_ text: Substring.UTF8View) -> String? {
         guard text.contains(UInt8(ascii: "%")) else { return String(Substring(text)) }
         var output: [UInt8] = []

@@ -1,30 +1,41 @@
 import Foundation
 import YXQueue
 
-/// Remembers, per host, the time before which no new request may go out (after a 429 or 503 with
-/// `Retry-After`), shared by every download of the process.
+/// Remembers, per origin (scheme, host and port), the time before which no new request may go out
+/// (after a 429 or 503 with `Retry-After`).
+///
+/// Each ``TransferEngine`` has its own gate, shared by every download that runs on that engine, so two
+/// engines (two programs' worth of downloads, or two tests) never hold each other up.
 final class HostGate: Sendable {
-    static let shared = HostGate()
+    private let notBefore = Locked<[String: UInt64]>([:])
 
-    private let notBefore = Locked<[String: Date]>([:])
+    /// The origin of `url`: `scheme://host:port`, with the scheme's default port when none is given.
+    static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
+        return "\(scheme)://\(host):\(port)"
+    }
 
     /// Seconds to wait before a request to `url` may be sent (0 = now).
     func wait(for url: URL) -> TimeInterval {
-        guard let host = url.host?.lowercased() else { return 0 }
-        return notBefore.withLock { hosts in
-            guard let date = hosts[host] else { return 0 }
-            let wait = date.timeIntervalSinceNow
-            if wait <= 0 { hosts[host] = nil }
-            return max(0, wait)
+        guard let origin = Self.origin(of: url) else { return 0 }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return notBefore.withLock { origins in
+            guard let until = origins[origin] else { return 0 }
+            guard until > now else {
+                origins[origin] = nil
+                return 0
+            }
+            return Double(until - now) / 1e9
         }
     }
 
-    /// Holds every request to `url`'s host for `seconds`.
+    /// Holds every request to `url`'s origin for `seconds`.
     func hold(_ url: URL, for seconds: TimeInterval) {
-        guard let host = url.host?.lowercased(), seconds > 0 else { return }
-        let until = Date().addingTimeInterval(seconds)
-        notBefore.withLock { hosts in
-            hosts[host] = max(hosts[host] ?? .distantPast, until)
+        guard let origin = Self.origin(of: url), seconds > 0, seconds.isFinite else { return }
+        let until = DispatchTime.now().uptimeNanoseconds &+ UInt64(min(seconds, 86_400 * 365) * 1e9)
+        notBefore.withLock { origins in
+            origins[origin] = max(origins[origin] ?? 0, until)
         }
     }
 }

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The sidecar beside a `.part` file (`NAME.part.meta`): what makes resuming safe.
 ///
 /// It records which server entity the bytes came from (validator and length) and which byte ranges are
@@ -45,7 +51,39 @@ struct ResumeState: Codable, Sendable, Equatable {
 
     /// Writes the state atomically.
     func save(to url: URL) throws {
-        let data = try JSONEncoder().encode(self)
-        try data.write(to: url, options: .atomic)
+        guard save(toPath: url.path) else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    /// Writes the state atomically: into `PATH.tmp`, then renamed over `PATH`.
+    ///
+    /// The temporary file has a fixed name (not a random one, as `Data.write(options: .atomic)` makes), so a
+    /// process killed between the two steps leaves a file that the next write replaces and that a
+    /// finished download removes, never a stray file with a made-up name.
+    ///
+    /// - Returns: whether the new state is in place (a full disk, say, leaves the old one).
+    func save(toPath path: String) -> Bool {
+        guard let data = try? JSONEncoder().encode(self) else { return false }
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        var written = 0
+        let complete = data.withUnsafeBytes { bytes -> Bool in
+            guard let base = bytes.baseAddress else { return bytes.isEmpty }
+            while written < bytes.count {
+                let result = write(fd, base + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                written += result
+            }
+            return true
+        }
+        close(fd)
+        guard complete, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
     }
 }

@@ -10,12 +10,30 @@ enum TransferOutcome: Sendable {
     case canceled
 }
 
+/// What a handler says about the head of a response, before any byte of its body.
+enum ResponseVerdict: Sendable {
+    /// Deliver the body.
+    case proceed
+    /// The head says everything that was needed (a probe's answer, or a `416` for a `.part` that is
+    /// already whole): stop the transfer, which then completes as a success, without its body.
+    case enough
+    /// Refuse the response: the transfer fails with this error and no byte of its body is delivered.
+    case refuse(DownloadError)
+}
+
+/// Why a transfer was stopped before curl finished it.
+enum TransferStop: Sendable {
+    /// The handler had what it needed (``ResponseVerdict/enough``): a success.
+    case enough
+    /// The response or a byte of it was refused, or the data could not be stored.
+    case failed(DownloadError)
+}
+
 /// Receives the events of one transfer. Every method is called on its lane's thread, so it must be quick
 /// (a `pwrite`, a few counters) and must never block.
 protocol TransferHandler: AnyObject, Sendable {
     /// The final response's head, before its first body byte (or at the end for an empty body).
-    /// Return an error to refuse it: no byte of its body is then delivered.
-    func transferDidReceiveResponse(_ response: TransferResponse) -> DownloadError?
+    func transferDidReceiveResponse(_ response: TransferResponse) -> ResponseVerdict
     /// A piece of the body. Return an error to abort the transfer.
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError?
     /// The end, exactly once.
@@ -35,17 +53,20 @@ final class Transfer: @unchecked Sendable {
     let errorBuffer: UnsafeMutablePointer<CChar>
     var response = TransferResponse()
     var responseChecked = false
-    /// Why the handler aborted the transfer, if it did.
-    var abortError: DownloadError?
+    /// Why the transfer was stopped before curl finished it, if it was.
+    var stop: TransferStop?
     /// Paused by the speed limit.
     var isPaused = false
     /// Bytes this transfer may still take under the overall speed limit (its share of the budget).
     var allowance: Double = 0
     var isDone = false
+    /// Body bytes received and not yet added to the engine's byte counter.
+    var unreportedBytes: Int64 = 0
     /// When a byte (or a header) last arrived, or when the transfer was added (uptime nanoseconds).
     var lastActivity: UInt64 = 0
-    /// The lane that runs it (lanes outlive their transfers).
-    unowned(unsafe) var laneReference: TransferLane?
+    /// The lane that runs it, from when the lane added it until it completed (then nil again, which
+    /// breaks the cycle lane → active transfers → lane).
+    var lane: TransferLane?
     /// Picks the transfer's lane (modulo the engine's lane count): transfers are dealt in turn.
     let laneTicket: Int
 
@@ -65,17 +86,22 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// The URL for messages: never with credentials.
-    var redactedURL: String { request.url.redactedString }
+    var redactedURL: String { URLRedaction.redacted(request.url) }
 
-    /// Checks the response once, before the first body byte.
-    func checkResponse() -> DownloadError? {
-        guard !responseChecked else { return abortError }
+    /// Asks the handler about the response once, before the first body byte; returns whether the body
+    /// may be delivered (otherwise ``stop`` says why not).
+    func checkResponse() -> Bool {
+        guard !responseChecked else { return stop == nil }
         responseChecked = true
-        if let error = handler.transferDidReceiveResponse(response) {
-            abortError = error
-            return error
+        switch handler.transferDidReceiveResponse(response) {
+        case .proceed:
+            return true
+        case .enough:
+            stop = .enough
+        case .refuse(let error):
+            stop = .failed(error)
         }
-        return nil
+        return false
     }
 
     var curlErrorMessage: String? {

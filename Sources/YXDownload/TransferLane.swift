@@ -6,8 +6,15 @@ import YXQueue
 /// One thread of the ``TransferEngine``: it owns one curl multi handle and runs every transfer given to
 /// it, so the connections (keep-alive), TLS sessions and HTTP/2 streams of its transfers are reused
 /// from one file to the next. No thread is blocked per transfer. Other threads never touch curl: they
-/// post commands (add, cancel, change the speed limit, stop) to a locked inbox and wake the lane with
-/// `curl_multi_wakeup`, the one multi call that is safe from another thread.
+/// post commands (add, cancel, stop) to a locked inbox and wake the lane with `curl_multi_wakeup`, the
+/// one multi call that is safe from another thread.
+///
+/// The thread starts with the first command and ends after ``idleTimeout`` without a transfer or a
+/// command, cleaning up its multi handle (and with it the idle connections) on its way out; the next
+/// command starts a new thread with a new handle. So a lane that is not used holds no thread. The
+/// decision to end is taken under the inbox lock, only while the inbox is empty: a command posted at
+/// that moment either is seen by the ending thread (which then goes on) or finds no thread and starts
+/// one.
 final class TransferLane: @unchecked Sendable {
     private enum Command {
         case add(Transfer)
@@ -19,41 +26,55 @@ final class TransferLane: @unchecked Sendable {
         var commands: [Command] = []
         var maxBytesPerSecond: Int?
         var isStopped = false
+        /// A thread was started and has not decided to end yet.
+        var threadRunning = false
+        /// The running thread's multi handle, from when the thread made it until the thread decided to
+        /// end (set back to nil under this lock, before the handle is freed). Waking happens under the
+        /// same lock, so a wake-up never meets a freed handle.
+        var multi: UnsafeMutableRawPointer?
+        /// The running thread, so that a shutdown called on it does not wait for itself.
+        var thread: pthread_t?
+        /// Threads started so far (for tests).
+        var threadStarts = 0
         var connectionCount = 0
     }
 
+    /// The number of the lane in its engine (for the thread's name).
+    let number: Int
+    /// How long the thread stays without a transfer or a command before it ends (seconds).
+    let idleTimeout: TimeInterval
+
     private let inbox = Locked(Inbox())
-    private let stopped = DispatchSemaphore(value: 0)
-    /// Created by `init`, used by the lane's thread and by `curl_multi_wakeup`; freed by the lane's thread.
-    private let multi: UnsafeMutableRawPointer
+    /// Entered when a thread is started, left when it has cleaned up and ends: `shutdown` waits on it.
+    private let threads = DispatchGroup()
     /// Running transfers over all lanes of the engine: the speed limit's shares are per transfer.
     private let engineTransfers: EngineTransferCount
+    private let instruments: DownloadInstruments
 
-    // MARK: Engine-thread state
+    // MARK: Engine-thread state (the running thread's; set afresh when a thread starts, and never touched
+    // by a thread after it decided to end)
+    private var multi: UnsafeMutableRawPointer?
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
     private var limit: Int?
     private var lastRefill = DispatchTime.now().uptimeNanoseconds
     private var paused: [Transfer] = []
 
-    /// Creates and starts a lane with its own thread and connection cache.
-    init(number: Int, transfers: EngineTransferCount) {
-        Self.initializeLibcurl
-        engineTransfers = transfers
-        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed") }
-        self.multi = multi
-        _ = yx_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
-        // Keep idle connections for reuse. curl's default cache is 4 per easy handle *currently added*, so
-        // when short transfers come and go it shrinks below the number in flight and closes connections
-        // that the next file would have reused.
-        _ = yx_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
-        let thread = Thread { [self] in run() }
-        thread.name = "YXDownload.TransferEngine.\(number)"
-        thread.start()
+    /// Creates a lane. It holds no thread until the first command.
+    init(number: Int, idleTimeout: TimeInterval, transfers: EngineTransferCount, instruments: DownloadInstruments) {
+        self.number = number
+        self.idleTimeout = idleTimeout.isFinite ? max(0, idleTimeout) : 86_400
+        self.engineTransfers = transfers
+        self.instruments = instruments
     }
 
-    private static let initializeLibcurl: Void = {
-        let result = yx_curl_global_init()
-        precondition(result == CURLE_OK, "curl_global_init failed: \(result)")
+    /// `curl_global_init`, once per process; its result.
+    private static let initializeLibcurl: CURLcode = yx_curl_global_init()
+
+    /// Why no lane can run, when curl could not be initialised.
+    private static let globalFailure: String? = {
+        let code = initializeLibcurl
+        guard code != CURLE_OK else { return nil }
+        return "the transfer engine could not start: curl_global_init failed (\(String(cString: curl_easy_strerror(code))))"
     }()
 
     // MARK: - Commands (any thread)
@@ -71,48 +92,132 @@ final class TransferLane: @unchecked Sendable {
 
     /// Limits the total download speed of all transfers of the engine (nil: no limit).
     func setMaxSpeed(bytesPerSecond: Int?) {
-        inbox.withLock { $0.maxBytesPerSecond = bytesPerSecond }
-        curl_multi_wakeup(multi)
+        inbox.withLock { s in
+            s.maxBytesPerSecond = bytesPerSecond
+            if let multi = s.multi { curl_multi_wakeup(multi) }
+        }
     }
 
     /// Stops the lane: cancels every transfer, cleans up every curl handle, and waits for the lane's
-    /// thread to finish. Transfers submitted afterwards complete as canceled.
+    /// thread to end (unless called on that thread: it then ends when the current callback returns).
+    /// Transfers submitted afterwards complete as canceled. Idempotent; every caller waits.
     func shutdown() {
-        let first = inbox.withLock { s -> Bool in
-            defer { s.isStopped = true }
-            return !s.isStopped
+        let wait = inbox.withLock { s -> Bool in
+            if !s.isStopped {
+                s.isStopped = true
+                if s.threadRunning {
+                    s.commands.append(.stop)
+                    if let multi = s.multi { curl_multi_wakeup(multi) }
+                }
+            }
+            if let thread = s.thread, pthread_equal(thread, pthread_self()) != 0 { return false }
+            return true
         }
-        guard first else { return }
-        post(.stop, evenWhenStopped: true)
-        stopped.wait()
+        if wait { threads.wait() }
     }
 
     /// How many connections curl opened so far on this lane.
     var connectionsOpened: Int { inbox.withLock { $0.connectionCount } }
 
-    private func post(_ command: Command, evenWhenStopped: Bool = false) {
-        let accepted = inbox.withLock { s -> Bool in
-            guard !s.isStopped || evenWhenStopped else { return false }
+    /// Whether the lane has a thread now (started, and not yet decided to end).
+    var hasThread: Bool { inbox.withLock { $0.threadRunning } }
+
+    /// How many threads the lane started so far.
+    var threadStarts: Int { inbox.withLock { $0.threadStarts } }
+
+    private enum Delivery {
+        case posted
+        case startThread
+        case refused(String?)
+    }
+
+    private func post(_ command: Command) {
+        let delivery = inbox.withLock { s -> Delivery in
+            if let failure = Self.globalFailure { return .refused(failure) }
+            guard !s.isStopped else { return .refused(nil) }
             s.commands.append(command)
-            return true
+            if let multi = s.multi {
+                curl_multi_wakeup(multi)  // only writes to a socket; never blocks
+                return .posted
+            }
+            // A thread that is starting reads the inbox before it first waits.
+            if s.threadRunning { return .posted }
+            s.threadRunning = true
+            s.threadStarts += 1
+            threads.enter()
+            return .startThread
         }
-        if accepted {
-            curl_multi_wakeup(multi)
-        } else if case .add(let transfer) = command {
-            transfer.handler.transferDidComplete(.canceled)
+        switch delivery {
+        case .posted:
+            return
+        case .startThread:
+            Thread.detachNewThread { [self] in run() }
+        case .refused(let failure):
+            guard case .add(let transfer) = command else { return }
+            if let failure {
+                transfer.handler.transferDidComplete(
+                    .failure(DownloadError(.transfer, failure, url: transfer.redactedURL)))
+            } else {
+                transfer.handler.transferDidComplete(.canceled)
+            }
         }
     }
 
     // MARK: - The lane's thread
 
     private func run() {
+        _ = yx_name_current_thread(String("yxdl.lane.\(number)".prefix(15)))
+        guard let made = curl_multi_init() else {
+            let pending = inbox.withLock { s -> [Command] in
+                s.threadRunning = false
+                defer { s.commands.removeAll() }
+                return s.commands
+            }
+            for case .add(let transfer) in pending where !transfer.isDone {
+                transfer.isDone = true
+                transfer.handler.transferDidComplete(
+                    .failure(
+                        DownloadError(
+                            .transfer, "the transfer engine could not start: curl_multi_init failed",
+                            url: transfer.redactedURL)))
+            }
+            threads.leave()
+            return
+        }
+        _ = yx_multi_setopt_long(made, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // Keep idle connections for reuse. curl's default cache is 4 per easy handle *currently added*, so
+        // when short transfers come and go it shrinks below the number in flight and closes connections
+        // that the next file would have reused.
+        _ = yx_multi_setopt_long(made, CURLMOPT_MAXCONNECTS, 256)
+        multi = made
+        active = [:]
+        paused = []
+        limit = nil
+        lastRefill = DispatchTime.now().uptimeNanoseconds
+        inbox.withLock { s in
+            s.multi = made
+            s.thread = pthread_self()
+        }
+
+        let idleNanoseconds = UInt64(idleTimeout * 1e9)
+        var idleSince = DispatchTime.now().uptimeNanoseconds
         var running: Int32 = 0
         var stopping = false
         while !stopping {
-            let (commands, maxSpeed) = inbox.withLock { s in
+            let now = DispatchTime.now().uptimeNanoseconds
+            let isIdle = active.isEmpty
+            let (commands, maxSpeed, ends) = inbox.withLock { s -> ([Command], Int?, Bool) in
+                if s.commands.isEmpty && isIdle && now &- idleSince >= idleNanoseconds {
+                    // Nothing to do for the idle timeout: end. From here on, a command starts a new thread.
+                    s.threadRunning = false
+                    s.multi = nil
+                    s.thread = nil
+                    return ([], nil, true)
+                }
                 defer { s.commands.removeAll(keepingCapacity: true) }
-                return (s.commands, s.maxBytesPerSecond)
+                return (s.commands, s.maxBytesPerSecond, false)
             }
+            if ends { break }
             applySpeedLimit(maxSpeed)
             for command in commands {
                 switch command {
@@ -123,20 +228,39 @@ final class TransferLane: @unchecked Sendable {
             }
             if stopping { break }
             refillTokens()
-            curl_multi_perform(multi, &running)
+            curl_multi_perform(made, &running)
             readCompletions()
             expireStalledTransfers()
-            let timeout: Int32 = !paused.isEmpty ? 10 : active.isEmpty ? 1_000 : 100
-            curl_multi_poll(multi, nil, 0, timeout, nil)
+            let timeout: Int32
+            if !paused.isEmpty {
+                timeout = 10
+            } else if !active.isEmpty {
+                timeout = 100
+            } else {
+                if !commands.isEmpty || !isIdle { idleSince = DispatchTime.now().uptimeNanoseconds }
+                let left = idleNanoseconds &- min(idleNanoseconds, DispatchTime.now().uptimeNanoseconds &- idleSince)
+                timeout = Int32(min(1_000, left / 1_000_000 + 1))
+            }
+            curl_multi_poll(made, nil, 0, timeout, nil)
         }
-        for transfer in Array(active.values) { finish(transfer, .canceled) }
-        let leftovers = inbox.withLock { s in
-            defer { s.commands.removeAll() }
-            return s.commands
+        if stopping {
+            for transfer in Array(active.values) { finish(transfer, .canceled) }
+            let leftovers = inbox.withLock { s -> [Command] in
+                s.threadRunning = false
+                s.multi = nil
+                s.thread = nil
+                defer { s.commands.removeAll() }
+                return s.commands
+            }
+            for case .add(let transfer) in leftovers where !transfer.isDone {
+                transfer.isDone = true
+                transfer.handler.transferDidComplete(.canceled)
+            }
         }
-        for case .add(let transfer) in leftovers { transfer.handler.transferDidComplete(.canceled) }
-        curl_multi_cleanup(multi)
-        stopped.signal()
+        // From here on a new thread may run this lane: only locals are touched (the new thread sets the
+        // engine-thread state, `multi` included, afresh).
+        curl_multi_cleanup(made)
+        threads.leave()
     }
 
     private func add(_ transfer: Transfer) {
@@ -152,7 +276,7 @@ final class TransferLane: @unchecked Sendable {
         configure(handle, for: transfer)
         active[handle] = transfer
         engineTransfers.count.add(1, ordering: .relaxed)
-        curl_multi_add_handle(multi, handle)
+        if let multi { curl_multi_add_handle(multi, handle) }
     }
 
     private func configure(_ handle: UnsafeMutableRawPointer, for transfer: Transfer) {
@@ -192,16 +316,54 @@ final class TransferLane: @unchecked Sendable {
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
             transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
             let length = size * count
-            transfer.response.consume(headerBytes: UnsafeRawBufferPointer(start: data, count: length))
+            let line = UnsafeRawBufferPointer(start: data, count: length)
+            transfer.response.consume(headerBytes: line)
+            if let error = TransferLane.checkRedirect(line, of: transfer) {
+                transfer.stop = .failed(error)
+                return 0
+            }
             return length
+        }
+        if instruments.logsConnectionDetails {
+            _ = yx_easy_setopt_long(handle, CURLOPT_VERBOSE, 1)
+            _ = yx_easy_setopt_pointer(handle, CURLOPT_DEBUGDATA, context)
+            _ = yx_easy_setopt_debug_callback(handle) { _, type, data, size, context in
+                guard let data, let context else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+                guard let lane = transfer.lane else { return 0 }
+                CurlDiagnostics.log(
+                    type, UnsafeRawBufferPointer(start: data, count: size), url: transfer.redactedURL,
+                    to: lane.instruments.logger)
+                return 0
+            }
         }
         _ = yx_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
         _ = yx_easy_setopt_write_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             guard let context else { return 0 }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            return transfer.lane.deliver(UnsafeRawBufferPointer(start: data, count: size * count), to: transfer)
+            guard let lane = transfer.lane else { return 0 }
+            return lane.deliver(UnsafeRawBufferPointer(start: data, count: size * count), to: transfer)
         }
         transfer.lane = self
+    }
+
+    /// A redirect (`3xx`) whose `Location` holds control characters is refused before curl follows it:
+    /// such a target is never what the server meant, and curl would send it on in some form.
+    static func checkRedirect(_ line: UnsafeRawBufferPointer, of transfer: Transfer) -> DownloadError? {
+        let status = transfer.response.status
+        guard status >= 300, status < 400, line.count > 9 else { return nil }
+        let name = Array("location:".utf8)
+        // ASCII letters lower-cased by setting bit 5 (":" has it already).
+        guard name.indices.allSatisfy({ line[$0] | 0x20 == name[$0] }) else { return nil }
+        var end = line.count
+        while end > name.count, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        var start = name.count
+        while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+        let value = line[start..<end]
+        guard value.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+        return DownloadError(
+            .unexpectedResponse, "the server redirected to a Location with control characters (HTTP \(status))",
+            url: transfer.redactedURL, httpStatus: status)
     }
 
     /// The write callback: check the response once, apply the speed limit, hand the bytes over.
@@ -212,7 +374,7 @@ final class TransferLane: @unchecked Sendable {
                 transfer.response.effectiveURL = String(cString: url)
             }
         }
-        if transfer.checkResponse() != nil { return 0 }
+        if !transfer.checkResponse() { return 0 }
         transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         if limit != nil {
             if transfer.allowance <= 0 {
@@ -225,9 +387,11 @@ final class TransferLane: @unchecked Sendable {
             transfer.allowance -= Double(bytes.count)
         }
         if let error = transfer.handler.transferDidReceive(bytes) {
-            transfer.abortError = error
+            transfer.stop = .failed(error)
             return 0
         }
+        transfer.unreportedBytes += Int64(bytes.count)
+        if transfer.unreportedBytes >= DownloadInstruments.bytesBatch { reportBytes(of: transfer) }
         return bytes.count
     }
 
@@ -296,6 +460,7 @@ final class TransferLane: @unchecked Sendable {
     }
 
     private func readCompletions() {
+        guard let multi else { return }
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
@@ -313,26 +478,40 @@ final class TransferLane: @unchecked Sendable {
                 inbox.withLock { $0.connectionCount += connects }
             }
         }
-        if code == CURLE_OK {
-            // An empty body never reached the write callback: check the response now.
-            if let error = transfer.checkResponse() { return .failure(error) }
-            return .success(transfer.response)
+        // An empty body never reached the write callback: check the response now.
+        if code == CURLE_OK { _ = transfer.checkResponse() }
+        switch transfer.stop {
+        case .enough: return .success(transfer.response)
+        case .failed(let error): return .failure(error)
+        case nil: break
         }
-        if let abortError = transfer.abortError { return .failure(abortError) }
-        return .failure(CurlErrorMapping.error(for: code, transfer: transfer))
+        return code == CURLE_OK ? .success(transfer.response) : .failure(CurlErrorMapping.error(for: code, transfer: transfer))
+    }
+
+    /// Adds the bytes a transfer received since the last report to the engine's byte counter.
+    private func reportBytes(of transfer: Transfer) {
+        guard transfer.unreportedBytes > 0 else { return }
+        instruments.bytes.increment(by: transfer.unreportedBytes)
+        transfer.unreportedBytes = 0
     }
 
     /// Removes a transfer from curl and reports its outcome, once.
     private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
         guard !transfer.isDone else { return }
         transfer.isDone = true
+        reportBytes(of: transfer)
+        if transfer.isPaused {
+            transfer.isPaused = false
+            paused.removeAll { $0 === transfer }
+        }
         if let handle = transfer.handle {
             active[handle] = nil
             engineTransfers.count.subtract(1, ordering: .relaxed)
-            curl_multi_remove_handle(multi, handle)
+            if let multi { curl_multi_remove_handle(multi, handle) }
             curl_easy_cleanup(handle)
             transfer.handle = nil
         }
+        transfer.lane = nil
         transfer.handler.transferDidComplete(outcome)
     }
 }
@@ -340,12 +519,4 @@ final class TransferLane: @unchecked Sendable {
 /// How many transfers run on all lanes of one engine.
 final class EngineTransferCount: Sendable {
     let count = Atomic<Int>(0)
-}
-
-extension Transfer {
-    /// The lane running this transfer (set on the lane's thread when it is added).
-    fileprivate var lane: TransferLane {
-        get { laneReference! }
-        set { laneReference = newValue }
-    }
 }

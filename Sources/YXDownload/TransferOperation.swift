@@ -1,120 +1,154 @@
 import Foundation
+import Logging
 import YXQueue
 
-/// A download operation that performs HTTP transfers on the ``TransferEngine`` and retries transient
-/// failures with back-off, without blocking a thread while it waits.
+/// A download step that performs one HTTP transfer on the ``TransferEngine`` and handles its failures,
+/// without blocking a thread and without holding a transfer slot while it waits.
 ///
-/// Subclasses say what to request and what to do with the response and the bytes; this class handles
-/// the per-host `Retry-After` gate, the retry loop and cancellation (a running transfer is removed from
-/// curl at once; a pending retry timer is dropped).
-class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
-    /// Set by the manager before the operation is submitted.
-    var session: DownloadSession!
-
+/// Subclasses say what to request and what to do with the response and the bytes. This class checks
+/// the origin's `Retry-After` gate before the request, decides whether a failure is retried, and
+/// cancels a running transfer at once (it is removed from curl). When the step must wait (the gate is
+/// closed, or a retry's back-off), it asks its manager for a replacement behind a
+/// ``DownloadWaitOperation`` and ends with a ``TransferDeferral``: the waiting costs no slot of the
+/// transfer queue, so other hosts' downloads go on meanwhile.
+class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
     private enum Phase {
         case idle
         case transferring(Transfer, TransferRequest)
+        /// Waiting in place (``DownloadOptions/keepsSlotWhileWaiting``) for this timer, which begins again.
         case waiting(DispatchWorkItem)
         case done
     }
 
     private struct State {
         var phase = Phase.idle
+        /// Retries used by this piece of work so far, over the steps it replaced.
         var retriesUsed = 0
-        var completion: (@Sendable (Result<(any Sendable)?, any Error>) -> Void)?
+        var completion: Completion?
     }
 
     private let state = Locked(State())
 
+    /// Retries already used by the steps this one continues (set before it is submitted).
+    var retriesUsed: Int {
+        get { state.withLock { $0.retriesUsed } }
+        set { state.withLock { $0.retriesUsed = newValue } }
+    }
+
     // MARK: For subclasses
 
-    /// The request to send now (called before each try).
-    func makeRequest() -> TransferRequest { fatalError("subclass") }
-    /// Checks the response before any body byte. Engine thread.
-    func accept(_ response: TransferResponse, for request: TransferRequest) -> DownloadError? { nil }
+    /// The request to send now; nil when the step has nothing to ask (it then fails).
+    func makeRequest() -> TransferRequest? { nil }
+    /// Judges the response before any body byte. Engine thread.
+    func accept(_ response: TransferResponse, for request: TransferRequest) -> ResponseVerdict { .proceed }
     /// Receives body bytes. Engine thread.
     func receive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? { nil }
     /// The transfer ended without error; returns an error if what arrived is not enough.
     func transferSucceeded(_ response: TransferResponse) -> DownloadError? { nil }
-    /// An error ended the transfer: return true when it actually means success (for example a 416 on a
-    /// `.part` that is already complete).
+    /// An error ended the transfer: return true when the work is done all the same (for example every
+    /// byte of the segment had arrived before the connection broke).
     func errorMeansSuccess(_ error: DownloadError) -> Bool { false }
-    /// The transfer is done and good: report the operation's result through `finish`, now or later
-    /// (default: no result, at once). Engine thread.
-    func succeed(_ finish: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+    /// The transfer is done and good: report the step's result through `finish`, now or later (default:
+    /// no result, at once). Engine thread.
+    func succeed(_ finish: @escaping Completion) {
         finish(.success(nil))
     }
 
-    // MARK: QueueOperation
+    // MARK: DownloadStep
 
-    override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        state.withLock { $0.completion = completion }
+    /// `execute` prepares a request and hands it to the engine: it starts on the thread that freed its
+    /// slot (usually the transfer thread that finished the previous download), with no hand-off.
+    override var executesInline: Bool { true }
+
+    override func perform(_ finish: @escaping Completion) {
+        state.withLock { $0.completion = finish }
         begin()
     }
 
     override func operationDidCancel() {
-        let action: (() -> Void)? = state.withLock { s in
+        let (transfer, timer): (Transfer?, DispatchWorkItem?) = state.withLock { s in
             switch s.phase {
-            case .transferring(let transfer, _):
-                return { [session] in session?.engine.cancel(transfer) }
-            case .waiting(let timer):
-                s.phase = .done
-                return { [self] in
-                    timer.cancel()
-                    finish(.failure(CancellationError()))
-                }
-            case .idle, .done:
-                return nil
+            case .transferring(let transfer, _): (transfer, nil)
+            case .waiting(let timer): (nil, timer)
+            case .idle, .done: (nil, nil)
             }
         }
-        action?()
+        if let transfer { session.engine.cancel(transfer) }
+        if let timer {
+            timer.cancel()  // what arrived was saved when the wait began (`failed`)
+            finish(.failure(CancellationError()))
+        }
     }
 
     private func begin() {
-        let wait = HostGate.shared.wait(for: session.url)
+        let wait = session.engine.hostGate.wait(for: session.url)
         if wait > 0 {
-            schedule(after: wait)
-            return
+            session.logger.debug(
+                "waiting for the host's Retry-After",
+                metadata: ["url": "\(session.redactedURL)", "seconds": "\(wait)"])
+            return deferWork(by: wait, retriesUsed: retriesUsed)
         }
-        let request = makeRequest()
+        guard let request = makeRequest() else {
+            return finish(.failure(DownloadError(.transfer, "nothing to request", url: session.redactedURL)))
+        }
         let transfer = Transfer(request: request, handler: self)
         let proceed = state.withLock { s -> Bool in
             guard case .idle = s.phase, !isCancelled else { return false }
             s.phase = .transferring(transfer, request)
             return true
         }
-        guard proceed else {
-            finishIfNotDone(.failure(CancellationError()))
-            return
-        }
+        guard proceed else { return finish(.failure(CancellationError())) }
+        session.logger.trace(
+            "request",
+            metadata: [
+                "url": "\(session.redactedURL)", "step": "\(resourceIdentifier ?? queue)",
+                "range": "\(request.curlRange ?? "")", "if-range": "\(request.ifRange ?? "")",
+            ])
         session.engine.submit(transfer)
     }
 
-    private func schedule(after seconds: TimeInterval) {
+    /// Ends this step so that its slot is free, with a replacement that goes on after `delay`; or, with
+    /// ``DownloadOptions/keepsSlotWhileWaiting``, waits in place and begins again.
+    private func deferWork(by delay: TimeInterval, retriesUsed: Int) {
+        if session.options.keepsSlotWhileWaiting { return waitInPlace(delay, retriesUsed: retriesUsed) }
+        guard !isCancelled, let manager = manager as? DownloadJobManager,
+            manager.replace(self, after: delay, retriesUsed: retriesUsed)
+        else { return finish(.failure(CancellationError())) }
+        finish(.success(TransferDeferral(delay: delay, retriesUsed: retriesUsed)))
+    }
+
+    /// Keeps the slot, and begins again (the gate, then a new request) after `delay`, without a thread.
+    private func waitInPlace(_ delay: TimeInterval, retriesUsed: Int) {
         let timer = DispatchWorkItem { [self] in
-            let go = state.withLock { s -> Bool in
-                guard case .waiting = s.phase else { return false }
+            let goesOn = state.withLock { s -> Bool in
+                guard case .waiting = s.phase else { return false }  // canceled meanwhile
                 s.phase = .idle
                 return true
             }
-            if go { begin() }
+            if goesOn { begin() }
         }
-        let scheduled = state.withLock { s -> Bool in
-            guard !isCancelled else { return false }
+        let armed = state.withLock { s -> Bool in
+            guard case .idle = s.phase, !isCancelled else { return false }
+            s.retriesUsed = retriesUsed
             s.phase = .waiting(timer)
             return true
         }
-        guard scheduled else {
-            finishIfNotDone(.failure(CancellationError()))
-            return
-        }
+        guard armed else { return finish(.failure(CancellationError())) }
+        let seconds = delay.isFinite ? min(max(0, delay), DownloadWaitOperation.longest) : DownloadWaitOperation.longest
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
     }
 
     // MARK: TransferHandler (engine thread)
 
-    func transferDidReceiveResponse(_ response: TransferResponse) -> DownloadError? {
-        guard let request = currentRequest else { return nil }
+    func transferDidReceiveResponse(_ response: TransferResponse) -> ResponseVerdict {
+        session.logger.trace(
+            "response",
+            metadata: [
+                "url": "\(session.redactedURL)", "step": "\(resourceIdentifier ?? queue)", "status": "\(response.status)",
+                "length": "\(response.contentLength.map(String.init) ?? "")",
+                "content-range": "\(response.headers["content-range"] ?? "")",
+            ])
+        guard let request = currentRequest else { return .proceed }
         return accept(response, for: request)
     }
 
@@ -137,7 +171,7 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
             failed(error)
         case .canceled:
             session.persist()
-            finishIfNotDone(.failure(CancellationError()))
+            finish(.failure(CancellationError()))
         }
     }
 
@@ -154,28 +188,46 @@ class TransferOperation: QueueOperation, TransferHandler, @unchecked Sendable {
             return
         }
         session.persist()
-        let retry: Int? = state.withLock { s in
-            guard error.isTransient, s.retriesUsed < session.options.retry.retries, !isCancelled else { return nil }
-            s.retriesUsed += 1
-            return s.retriesUsed
-        }
-        guard let retry else {
+        if isCancelled { return finish(.failure(CancellationError())) }
+        let policy = session.options.retryPolicy
+        let used = retriesUsed
+        let throttled = error.httpStatus == 429 || error.httpStatus == 503
+        if throttled, let retryAfter = error.retryAfter, retryAfter > policy.maxRetryAfter {
             session.removeIfEmpty()
-            finishIfNotDone(.failure(isCancelled ? CancellationError() : error))
-            return
+            return finish(.failure(Self.retryAfterTooLong(error, retryAfter, policy)))
         }
-        if let retryAfter = error.retryAfter, error.httpStatus == 429 || error.httpStatus == 503 {
-            HostGate.shared.hold(session.url, for: retryAfter)
+        guard error.isTransient, used < policy.retries else {
+            session.removeIfEmpty()
+            return finish(.failure(error))
         }
-        schedule(after: session.options.retry.delay(beforeRetry: retry, retryAfter: error.retryAfter))
+        if throttled, let retryAfter = error.retryAfter {
+            session.engine.hostGate.hold(session.url, for: retryAfter)
+        }
+        let delay = policy.delay(beforeRetry: used + 1, retryAfter: error.retryAfter)
+        session.engine.instruments.retries.increment()
+        session.logger.info(
+            "retrying",
+            metadata: [
+                "url": "\(session.redactedURL)", "step": "\(resourceIdentifier ?? queue)",
+                "retry": "\(used + 1) of \(policy.retries)", "delay": "\(delay)", "error": "\(error.message)",
+            ])
+        deferWork(by: delay, retriesUsed: used + 1)
     }
 
-    private func finishIfNotDone(_ result: Result<(any Sendable)?, any Error>) {
-        finish(result)
+    /// The failure for a `Retry-After` longer than the policy waits.
+    private static func retryAfterTooLong(_ error: DownloadError, _ seconds: TimeInterval, _ policy: RetryPolicy)
+        -> DownloadError
+    {
+        let asked = seconds < 1e15 ? "\(Int(seconds)) s" : "\(seconds) s"
+        var failure = error
+        failure.message =
+            "HTTP \(error.httpStatus ?? 0): the server asks to wait \(asked) (Retry-After), longer than the "
+            + "\(Int(policy.maxRetryAfter)) s a download waits"
+        return failure
     }
 
     private func finish(_ result: Result<(any Sendable)?, any Error>) {
-        let completion = state.withLock { s -> (@Sendable (Result<(any Sendable)?, any Error>) -> Void)? in
+        let completion = state.withLock { s -> Completion? in
             s.phase = .done
             defer { s.completion = nil }
             return s.completion

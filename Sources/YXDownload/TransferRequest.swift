@@ -34,29 +34,54 @@ struct TransferResponse: Sendable {
     var headers: [String: String] = [:]
     var effectiveURL: String?
 
-    var contentLength: Int64? { headers["content-length"].flatMap { Int64($0) } }
-    var etag: String? { headers["etag"] }
-    var lastModified: String? { headers["last-modified"] }
+    var contentLength: Int64? { headers["content-length"].flatMap(Self.decimal) }
+    /// The entity tag, unless it holds a control character (it goes back to the server in `If-Range`).
+    var etag: String? { headers["etag"].flatMap(Self.validator) }
+    /// `Last-Modified`, unless it holds a control character (it goes back to the server in `If-Range`).
+    var lastModified: String? { headers["last-modified"].flatMap(Self.validator) }
     var isChunked: Bool { headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false }
 
     /// `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`), or `bytes */TOTAL` on a 416.
+    ///
+    /// Nil unless the numbers are decimals and consistent: START ≤ END, and END < TOTAL when TOTAL is known.
     var contentRange: (start: Int64?, end: Int64?, total: Int64?)? {
         guard let value = headers["content-range"], value.lowercased().hasPrefix("bytes") else { return nil }
         let spec = value.dropFirst(5).trimmingASCIIWhitespace()
-        let halves = spec.split(separator: "/", maxSplits: 1).map(String.init)
+        let halves = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
-        let total = Int64(halves[1])
-        if halves[0] == "*" { return (nil, nil, total) }
-        let bounds = halves[0].split(separator: "-", maxSplits: 1).map { Int64($0) }
-        guard bounds.count == 2, let start = bounds[0], let end = bounds[1] else { return nil }
+        let total = Self.decimal(halves[1])
+        guard total != nil || halves[1] == "*" else { return nil }
+        if halves[0] == "*" { return total.map { (nil, nil, $0) } }
+        let bounds = halves[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = Self.decimal(bounds[0]), let end = Self.decimal(bounds[1]), start <= end,
+            total.map({ end < $0 }) ?? true
+        else { return nil }
         return (start, end, total)
     }
 
-    /// `Retry-After` in seconds from now (delay-seconds or an HTTP date).
+    /// `Retry-After` in seconds from now: delay-seconds (digits only, RFC 9110 §10.2.3) or an HTTP date.
+    /// Anything else (a negative number, an exponent, words) is no `Retry-After` at all, and so is a number
+    /// too large to be finite.
     var retryAfter: TimeInterval? {
-        guard let value = headers["retry-after"] else { return nil }
-        if let seconds = Double(value) { return max(0, seconds) }
+        guard let value = headers["retry-after"], !value.isEmpty else { return nil }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return Double(value).flatMap { $0.isFinite ? $0 : nil }
+        }
         return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
+    }
+
+    /// A length or a byte position: ASCII digits only (`Int64(_:)` also takes a sign), nil when it
+    /// overflows.
+    private static func decimal(_ text: some StringProtocol) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int64(text)
+    }
+
+    /// The value, unless it holds a control character other than a tab (a bare CR, a NUL).
+    private static func validator(_ value: String) -> String? {
+        value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } ? nil : value
     }
 
     /// The header fields the engine reads; every other field is skipped without making a `String`.
@@ -122,7 +147,13 @@ struct TransferResponse: Sendable {
 enum HTTPDate {
     private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
 
+    /// The date, or nil when `text` is not one of the three forms.
+    ///
+    /// Only printable ASCII reaches `DateFormatter`: every HTTP date is, and on Linux
+    /// `DateFormatter.date(from:)` stops the process ("Incorrect range CFRange") on text such as `Sun` and a
+    /// combining mark (U+05BC), which a server can send in `Retry-After` (found by `scripts/fuzz`).
     static func parse(_ text: String) -> Date? {
+        guard text.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
         for format in formats {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -1,17 +1,21 @@
 import Foundation
 
-extension URL {
-    /// The URL as text without user name and password, for messages and logs.
-    ///
-    /// ```swift
-    /// URL(string: "https://me:secret@example.com/a")!.redactedString  // "https://example.com/a"
-    /// ```
-    public var redactedString: String {
-        guard user != nil || password != nil,  // the common case, without a second parse
-            var parts = URLComponents(url: self, resolvingAgainstBaseURL: false)
-        else { return absoluteString }
+/// Removes credentials from URLs before they appear in messages, logs and results.
+///
+/// Every URL that YXDownload reports (``DownloadResult/url``, ``DownloadError/url``, log metadata) went
+/// through ``redacted(_:)``. Use it for URLs you print yourself:
+///
+/// ```swift
+/// URLRedaction.redacted(URL(string: "https://me:secret@example.com/a")!)   // "https://example.com/a"
+/// ```
+public enum URLRedaction {
+    /// The URL as text, without its user name and password.
+    public static func redacted(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil,  // the common case, without a second parse
+            var parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url.absoluteString }
         parts.user = nil
         parts.password = nil
-        return parts.string ?? absoluteString
+        return parts.string ?? url.absoluteString
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YXTerminal
 
 /// A transfer rate given on the command line: bytes per second with an optional binary suffix,
 /// as in curl's `--limit-rate` and aria2's `--max-overall-download-limit`.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import YXDownload
 import YXQueue
+import YXTerminal
 
 #if canImport(Glibc)
 import Glibc
@@ -9,16 +10,28 @@ import Glibc
 import Darwin
 #endif
 
-/// One run of `yxdownload` over a checked list: feeds a window of `-j` downloads to a dispatcher,
-/// reports their events, handles SIGINT and SIGTERM, and returns the exit status.
+/// One run of `yxdownload` over checked entries: submits a download per entry to the downloader's
+/// dispatcher, reports their events, handles SIGINT and SIGTERM, and returns the exit status.
 ///
-/// Everything happens on one serial queue, ``queue``, which owns the mutable state below: reading the
-/// list, starting downloads (never more than `-j` at a time, so memory follows the downloads in flight,
-/// never the list), job events, ticks, signals and output. The next download starts in the same turn
-/// that handled the end of the previous one. The calling thread only waits for the end.
+/// Two parts:
+/// - A producer task reads the entries one at a time, names each file (``OutputNames``), skips files
+///   that exist, and submits the others with `Dispatcher.submit`, which waits while the dispatcher's
+///   `maxPendingJobs` jobs (``Settings/window``) are under way: memory follows the downloads in flight,
+///   never the length of the list. Submitted downloads wait in the transfer queue, so when a download
+///   ends, the next one starts on the thread that ended it, without a hand-off.
+/// - The run's serial ``queue`` receives every job's events (one dispatcher-wide observer), ticks and
+///   signals, and owns the counters, the running downloads and the reporter.
+///
+/// The producer runs on ``queue`` too (its task's executor, ``QueueExecutor``): a download's end is
+/// delivered there, and the dispatcher lets the waiting producer go on from there, so refilling the
+/// window costs no thread wake-up (on the cooperative pool it cost about five futex calls per file).
+///
+/// The calling thread only waits for the end.
 final class DownloadRun: @unchecked Sendable {
     struct Settings {
-        var jobs: Int
+        /// Downloads submitted at once: `-j` or more (see ``DownloadCommand/window(jobs:connections:)``);
+        /// the dispatcher's `maxPendingJobs`.
+        var window: Int
         /// The output directory as the user gave it (for display) and as a URL.
         var directoryText: String
         var directory: URL
@@ -27,99 +40,134 @@ final class DownloadRun: @unchecked Sendable {
 
     private let settings: Settings
     private let reporter: any RunReporter
-    private let engine: TransferEngine
-    private let dispatcher = Dispatcher(name: "yxdownload")
-    /// Owns everything below, the reporter, and the output.
+    /// Runs the downloads; its dispatcher bounds the submitted jobs (``Settings/window``).
+    private let downloader: Downloader
+    /// Owns the state below, the reporter, and the output.
     private let queue = DispatchQueue(label: "yxdownload.run")
-    /// Signaled once, when the list is done and no download runs.
+    /// Signaled once, when every entry was handled and no download is left.
     private let done = DispatchSemaphore(value: 0)
     private let started = DispatchTime.now()
+    /// Downloads submitted and not ended: added by the producer before it submits one, removed on
+    /// ``queue`` at its end.
+    private let submitted = Locked<[ObjectIdentifier: Submitted]>([:])
 
-    /// Entries handled per turn of ``queue`` while feeding, so that ticks and signals get their turn
-    /// during a long stretch of files that are skipped.
-    private static let feedBatch = 256
+    /// Skipped entries reported in one turn of ``queue``.
+    private static let skipBatch = 256
+
+    private struct Submitted {
+        var item: DownloadItem
+        var job: DownloadJob
+    }
+
+    private struct Running {
+        var id: ObjectIdentifier
+        var item: DownloadItem
+        var job: DownloadJob
+        /// When its first step began (uptime nanoseconds).
+        var startedAt: UInt64
+    }
 
     // State owned by `queue`.
     /// The signal that stopped the run.
     private var interruption: Int32?
-    private var entries: InputList.Entries?
-    private var names = OutputNames()
-    private lazy var directoryPath = settings.directory.path
-    /// Downloads started and not ended.
-    private var running = 0
-    private var listDone = false
+    private var producer: Task<Void, Never>?
+    private var producerDone = false
     private var signaledDone = false
     private var totals = RunTotals()
-    private var active: [ObjectIdentifier: Active] = [:]
-    /// Running downloads in start order, for stable bar order.
-    private var order: [ObjectIdentifier] = []
+    /// Downloads that started (their first step runs), in start order, for stable bars.
+    private var running: [Running] = []
+    private var observation: JobObservation?
     private var ticker: (any DispatchSourceTimer)?
     private var signalSources: [any DispatchSourceSignal] = []
 
-    private struct Active {
-        var item: DownloadItem
-        var job: DownloadJob
-        var observation: JobObservation
-        var created: DispatchTime
-        var hasStarted = false
-    }
-
-    init(settings: Settings, reporter: any RunReporter, engine: TransferEngine, listed: Int) {
+    init(settings: Settings, reporter: any RunReporter, downloader: Downloader, listed: Int) {
         self.settings = settings
         self.reporter = reporter
-        self.engine = engine
+        self.downloader = downloader
         totals.listed = listed
     }
 
     /// Runs every entry; returns the exit status (0, 1, 130 or 143).
-    func run(_ entries: InputList.Entries) -> Int32 {
+    func run(_ entries: RunEntries) -> Int32 {
         queue.sync {
             installSignalHandlers()
             startTicker()
-            self.entries = entries
+            observation = downloader.dispatcher.observe { [unowned self] job, event in handle(job, event) }
+            producer = Task.detached(executorPreference: QueueExecutor(queue: queue)) { [self] in await produce(entries) }
         }
-        queue.async { [self] in feed() }
         done.wait()
         return queue.sync { finish() }
     }
 
-    /// Starts downloads until `-j` run or the list ends (at most ``feedBatch`` entries per turn), and
-    /// signals ``done`` once nothing is left. On `queue`; called again whenever a download ends.
-    private func feed() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        var budget = Self.feedBatch
-        while running < settings.jobs && !listDone {
-            if interruption != nil {
-                listDone = true
-                break
-            }
-            if budget == 0 {
-                queue.async { [self] in feed() }
-                return
-            }
-            budget -= 1
-            guard let entry = entries?.next() else {
-                listDone = true
-                if let failure = entries?.failure { Console.standard.writeErr("yxdownload: \(failure)\n") }
-                entries = nil
-                break
-            }
+    // MARK: - The producer
+
+    /// Names, skips or submits every entry, in order, then tells ``queue`` that it is done.
+    private func produce(_ entries: RunEntries) async {
+        var entries = entries
+        var names = OutputNames()
+        var existing = ExistingFiles(base: settings.directory.path)
+        var skipped: [DownloadItem] = []
+        while !Task.isCancelled, let entry = entries.next() {
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
             let relative = (entry.dir + [name]).joined(separator: "/")
-            let item = DownloadItem(url: entry.url.redactedString, file: display(relative), name: name)
+            let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
             // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
-            let path = ([directoryPath] + entry.dir + [name]).joined(separator: "/")
-            var info = stat()
-            if !settings.options.overwrite && stat(path, &info) == 0 {
-                totals.skipped += 1
-                reporter.skipped(item)
-                continue
+            let path = ([existing.base] + entry.dir + [name]).joined(separator: "/")
+            let fresh: Bool
+            switch existing.presence(directory: entry.dir, name: name) {
+            case .none:
+                fresh = true
+            case .file, .unknown:
+                var info = stat()
+                if !settings.options.overwrite && stat(path, &info) == 0 {
+                    skipped.append(item)
+                    if skipped.count >= Self.skipBatch { await reportSkipped(&skipped) }
+                    continue
+                }
+                fresh = false
+            case .partial:
+                fresh = false
             }
-            start(item: item, url: entry.url, file: URL(fileURLWithPath: path, isDirectory: false), checksum: entry.checksum)
+            if !skipped.isEmpty { await reportSkipped(&skipped) }
+            let job = DownloadJob(
+                url: entry.url, to: URL(fileURLWithPath: path, isDirectory: false), checksum: entry.checksum,
+                options: settings.options, engine: downloader.engine, callbackQueue: queue, destinationIsFresh: fresh)
+            let id = ObjectIdentifier(job)
+            submitted.withLock { $0[id] = Submitted(item: item, job: job) }
+            let began: Bool
+            do {
+                began = try await downloader.dispatcher.submit(job)
+            } catch {
+                submitted.withLock { $0[id] = nil }  // interrupted while waiting for room: never started
+                break
+            }
+            if !began {
+                submitted.withLock { $0[id] = nil }
+                queue.async { [self] in totals.canceled += 1 }
+            } else if Task.isCancelled {
+                job.cancel()  // started just as the run was interrupted
+            }
         }
-        if listDone && running == 0 && !signaledDone {
-            signaledDone = true
-            done.signal()
+        if !skipped.isEmpty { await reportSkipped(&skipped) }
+        let failure = entries.failure
+        queue.async { [self] in
+            if let failure { Console.standard.writeErr("yxdownload: \(failure)\n") }
+            producerDone = true
+            endIfDone()
+        }
+    }
+
+    private func reportSkipped(_ items: inout [DownloadItem]) async {
+        let batch = items
+        items.removeAll(keepingCapacity: true)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                for item in batch {
+                    totals.skipped += 1
+                    reporter.skipped(item)
+                }
+                continuation.resume()
+            }
         }
     }
 
@@ -129,62 +177,57 @@ final class DownloadRun: @unchecked Sendable {
         return base.hasSuffix("/") ? base + relative : base + "/" + relative
     }
 
-    private func start(item: DownloadItem, url: URL, file: URL, checksum: Checksum?) {
-        let job = DownloadJob(
-            url: url, to: file, checksum: checksum, options: settings.options, engine: engine, callbackQueue: queue)
-        let id = ObjectIdentifier(job)
-        let observation = job.observe { [unowned self] _, event in handle(id, event) }
-        active[id] = Active(item: item, job: job, observation: observation, created: .now())
-        running += 1
-        if !job.start(on: dispatcher) {
-            totals.canceled += 1
-            end(id)
-        }
-    }
-
     // MARK: - Events (on `queue`)
 
-    private func handle(_ id: ObjectIdentifier, _ event: JobEvent) {
-        guard var record = active[id] else { return }
+    private func handle(_ job: Job, _ event: JobEvent) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let id = ObjectIdentifier(job)
         switch event {
         case .started:
-            record.hasStarted = true
-            active[id] = record
-            order.append(id)
-            reporter.started(record.item)
+            guard let entry = submitted.withLock({ $0[id] }) else { return }
+            running.append(Running(id: id, item: entry.item, job: entry.job, startedAt: DispatchTime.now().uptimeNanoseconds))
+            reporter.started(entry.item)
             return
-        case .progress:
+        case .progress, .retrying:
             return
+        case .finished, .failed, .canceled:
+            break
+        }
+        guard let entry = submitted.withLock({ $0.removeValue(forKey: id) }) else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        var startedAt: UInt64?
+        if let index = running.firstIndex(where: { $0.id == id }) { startedAt = running.remove(at: index).startedAt }
+        switch event {
         case .finished(let value):
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - record.created.uptimeNanoseconds) / 1e9
             if let result = value as? DownloadResult, result.outcome != .skippedExisting {
                 totals.done += 1
                 totals.bytes += result.bytesReceived
-                reporter.finished(record.item, result: result, seconds: seconds)
+                reporter.finished(entry.item, result: result, seconds: Double(now - (startedAt ?? now)) / 1e9)
             } else {
                 totals.skipped += 1
-                reporter.skipped(record.item)
+                reporter.skipped(entry.item)
             }
-            end(id)
         case .failed(let error):
             totals.failed += 1
-            totals.bytes += record.job.progressSnapshot.bytesReceived
-            reporter.failed(record.item, error: error)
-            end(id)
-        case .canceled:
+            totals.bytes += entry.job.progressSnapshot.bytesReceived
+            let failure = DownloadFailure(
+                message: FailureMessage.text(for: error, file: entry.item.file, retries: settings.options.retryPolicy.retries),
+                httpStatus: (error as? DownloadError)?.httpStatus)
+            reporter.failed(entry.item, failure)
+        default:
+            // One that waited in the queue and never started counts as not started, as one never read.
+            guard startedAt != nil else { break }
             totals.canceled += 1
-            totals.bytes += record.job.progressSnapshot.bytesReceived
-            end(id)
+            totals.bytes += entry.job.progressSnapshot.bytesReceived
         }
-        feed()  // the slot it freed
+        endIfDone()
     }
 
-    /// A download is over: forget it (``feed()`` starts the next one).
-    private func end(_ id: ObjectIdentifier) {
-        active[id]?.observation.invalidate()
-        active[id] = nil
-        if let index = order.firstIndex(of: id) { order.remove(at: index) }
-        running -= 1
+    /// Signals ``done`` once every entry was handled and no download is left.
+    private func endIfDone() {
+        guard producerDone, !signaledDone, submitted.withLock({ $0.isEmpty }) else { return }
+        signaledDone = true
+        done.signal()
     }
 
     private func startTicker() {
@@ -198,10 +241,7 @@ final class DownloadRun: @unchecked Sendable {
 
     private func tick() {
         totals.seconds = elapsed()
-        let running = order.compactMap { active[$0] }.map {
-            ActiveDownload(item: $0.item, progress: $0.job.progressSnapshot)
-        }
-        reporter.tick(active: running, totals: totals)
+        reporter.tick(active: running.map { ActiveDownload(item: $0.item, progress: $0.job.progressSnapshot) }, totals: totals)
     }
 
     private func elapsed() -> Double {
@@ -211,6 +251,8 @@ final class DownloadRun: @unchecked Sendable {
     private func finish() -> Int32 {
         ticker?.cancel()
         ticker = nil
+        observation?.invalidate()
+        observation = nil
         totals.seconds = elapsed()
         let signal = interruption
         reporter.end(totals: totals, interruptedBy: signal.map(Self.signalName))
@@ -230,16 +272,17 @@ final class DownloadRun: @unchecked Sendable {
         }
     }
 
-    /// The first signal cancels every download (their `.part` files stay); a second one exits at once.
+    /// The first signal stops the producer and cancels every download (their `.part` files stay); a
+    /// second one exits at once.
     private func interrupt(_ number: Int32) {
         guard interruption == nil else {
-            Console.standard.writeOut(Console.standard.isTerminal ? "\u{1B}[?25h" : "")
+            reporter.abandon()
             Console.standard.writeErr("yxdownload: \(Self.signalName(number)) again, exiting now\n")
             exit(128 + number)
         }
         interruption = number
-        dispatcher.cancelAll()
-        feed()  // no new download; and if none runs, the run is over
+        producer?.cancel()
+        downloader.cancelAll()
     }
 
     static func signalName(_ number: Int32) -> String {
@@ -248,5 +291,19 @@ final class DownloadRun: @unchecked Sendable {
         case SIGTERM: "SIGTERM"
         default: "signal \(number)"
         }
+    }
+}
+
+/// Runs a task's jobs on a dispatch queue: the run's producer task on the run's queue.
+final class QueueExecutor: TaskExecutor, @unchecked Sendable {
+    private let queue: DispatchQueue
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

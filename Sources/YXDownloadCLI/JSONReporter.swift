@@ -1,4 +1,5 @@
 import YXDownload
+import YXTerminal
 
 /// `--json`: standard output carries only JSON lines, one per event (SPEC §4); the human summary still
 /// goes to standard error.
@@ -36,12 +37,11 @@ final class JSONReporter: RunReporter {
         ]))
     }
 
-    func failed(_ item: DownloadItem, error: any Error) {
+    func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         lastReported[item.file] = nil
-        let status = (error as? DownloadError)?.httpStatus
         emit(JSONLine([
             "event": .string("fail"), "url": .string(item.url), "file": .string(item.file),
-            "error": .string(describe(error)), "http_status": status.map { .int(Int64($0)) } ?? .null,
+            "error": .string(failure.message), "http_status": failure.httpStatus.map { .int(Int64($0)) } ?? .null,
         ]))
     }
 

@@ -1,4 +1,5 @@
 import YXDownload
+import YXTerminal
 
 /// Output when standard output is not a terminal (or with `-q`): one line per finished or skipped
 /// download on standard output, one per failure on standard error, no escape codes.
@@ -7,8 +8,9 @@ import YXDownload
 /// done  downloads/a.iso  4.0 MiB in 0.41 s (9.8 MiB/s)
 /// skip  downloads/b.iso  exists (--overwrite replaces it)
 /// ```
-/// and on standard error `fail  downloads/c.iso  HTTP 404 (http://host/c.iso)`.
-final class PlainReporter: RunReporter {
+/// and on standard error `fail  downloads/c.iso  HTTP 404 Not Found: the server has no file at this URL; check
+/// the URL (http://host/c.iso)` (see ``FailureMessage``).
+final class PlainReporter: RunReporter, Sendable {
     private let console: Console
     private let quiet: Bool
 
@@ -28,11 +30,11 @@ final class PlainReporter: RunReporter {
 
     func skipped(_ item: DownloadItem) {
         guard !quiet else { return }
-        console.writeOut("skip  \(item.file)  exists (--overwrite replaces it)\n")
+        console.writeOut(Self.skippedLine(item) + "\n")
     }
 
-    func failed(_ item: DownloadItem, error: any Error) {
-        console.writeErr("fail  \(item.file)  \(describe(error)) (\(item.url))\n")
+    func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
+        console.writeErr(failureLine(item, failure) + "\n")
     }
 
     func tick(active: [ActiveDownload], totals: RunTotals) {}
@@ -41,9 +43,13 @@ final class PlainReporter: RunReporter {
         console.writeErr(summaryLine(totals, interruptedBy: signalName))
     }
 
+    static func skippedLine(_ item: DownloadItem) -> String {
+        "skip  \(item.file)  exists (--overwrite replaces it)"
+    }
+
     static func finishedLine(_ item: DownloadItem, result: DownloadResult, seconds: Double) -> String {
         var line = "done  \(item.file)  \(ByteFormatting.bytes(result.bytes))"
-        if result.outcome == .finalizedExisting {
+        if result.outcome == .finalizedPart {
             line += " (completed from an earlier run's .part)"
         } else {
             let speed = seconds > 0 ? Double(result.bytesReceived) / seconds : 0

@@ -1,4 +1,5 @@
 import YXDownload
+import YXTerminal
 
 /// Builds the live lines of the terminal display, fitted to a width: one per running download and one
 /// for the whole run. Pure functions of their input, so tests check them at a fixed width.
@@ -31,7 +32,7 @@ enum ProgressLine {
         var bar = ""
         if room >= 34, let fraction = progress.fraction {
             let barWidth = min(30, room - 24)
-            bar = " " + self.bar(fraction, width: barWidth)
+            bar = " " + ProgressBar.text(fraction, width: barWidth)
             room -= barWidth + 3
         } else if room >= 34 {
             let barWidth = min(30, room - 24)
@@ -39,14 +40,6 @@ enum ProgressLine {
             room -= barWidth + 3
         }
         return TextWidth.fit(TextWidth.pad(download.item.name, to: max(1, room)) + bar + right, to: width)
-    }
-
-    /// `[#####>    ]`: `width` columns inside the brackets.
-    static func bar(_ fraction: Double, width: Int) -> String {
-        let filled = Int((fraction * Double(width)).rounded(.down))
-        let head = filled < width ? ">" : ""
-        let body = String(repeating: "#", count: filled) + head
-        return "[" + body + String(repeating: " ", count: max(0, width - body.count)) + "]"
     }
 
     /// The whole run. Never wider than `width` columns.

@@ -1,5 +1,6 @@
 import Foundation
 import YXDownload
+import YXTerminal
 
 /// One download of the run, as the reporters show it.
 struct DownloadItem: Sendable {
@@ -34,6 +35,14 @@ struct RunTotals: Sendable, Equatable {
     var ended: Int { done + skipped + failed + canceled }
 }
 
+/// A failed download, as the reporters show it.
+struct DownloadFailure: Sendable {
+    /// What went wrong and what to do, on one line (``FailureMessage``).
+    var message: String
+    /// The HTTP status of the final response, when there was one.
+    var httpStatus: Int?
+}
+
 /// Shows what happens during a run. Every call comes on the run's queue, one at a time.
 protocol RunReporter: AnyObject {
     /// How often ``tick(active:totals:)`` is wanted (nil: never).
@@ -41,10 +50,12 @@ protocol RunReporter: AnyObject {
     func started(_ item: DownloadItem)
     func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double)
     func skipped(_ item: DownloadItem)
-    func failed(_ item: DownloadItem, error: any Error)
+    func failed(_ item: DownloadItem, _ failure: DownloadFailure)
     func tick(active: [ActiveDownload], totals: RunTotals)
     /// The run is over: clear live output and print the summary.
     func end(totals: RunTotals, interruptedBy signalName: String?)
+    /// The process exits now (a second Ctrl-C): give the terminal back as it was.
+    func abandon()
 }
 
 extension RunReporter {
@@ -64,14 +75,10 @@ extension RunReporter {
         return line
     }
 
-    /// How a failure reads in one line.
-    func describe(_ error: any Error) -> String {
-        if let error = error as? DownloadError {
-            if error.kind == .httpStatus, let status = error.httpStatus {
-                return "HTTP \(status)"
-            }
-            return error.message
-        }
-        return String(describing: error)
+    /// `fail  FILE  MESSAGE (URL)`: the line of a failed download, on standard error.
+    func failureLine(_ item: DownloadItem, _ failure: DownloadFailure) -> String {
+        "fail  \(item.file)  \(failure.message) (\(item.url))"
     }
+
+    func abandon() {}
 }

@@ -1,31 +1,61 @@
 import ArgumentParser
+import Foundation
+import YXTerminal
 
 /// The entry point of `yxdownload`.
 public enum YXDownloadMain {
     /// Parses `arguments` (without the program name), runs, and returns the exit status.
     ///
     /// argument-parser's own `main()` exits with 64 (`EX_USAGE`) for usage errors; SPEC §4 wants 2, so
-    /// the errors are printed and mapped here.
+    /// the errors are printed and mapped here. A bare `yxdownload --help` (or `-h`, or `help`), the
+    /// completion scripts and the man page's description come from ``CommandShape``: the download's
+    /// options at the top, where people look for them.
     public static func run(_ arguments: [String]) -> Int32 {
-        let command: YXDownloadCommand
+        if CommandShape.answers(arguments) {
+            // The download's help, completions and man page description, with its options at the top.
+            do {
+                var parsed = try CommandShape.parseAsRoot(
+                    arguments == ["help"] || CommandShape.isDownloadHelp(arguments) ? ["--help"] : arguments)
+                try parsed.run()
+            } catch {
+                return report(error, of: CommandShape.self)
+            }
+            return ExitStatus.success
+        }
+        let command: DownloadCommand
         do {
             var parsed = try YXDownloadCommand.parseAsRoot(arguments)
-            guard let ours = parsed as? YXDownloadCommand else {
-                // `help` and other built-in commands print and throw CleanExit.
+            switch parsed {
+            case let download as DownloadCommand:
+                command = download
+            case let enqueue as EnqueueCommand:
+                return enqueue.execute()
+            case let worker as WorkerCommand:
+                return worker.execute()
+            case let status as StatusCommand:
+                return status.execute()
+            default:
+                // `help <subcommand>` and other built-in commands print and throw CleanExit.
                 try parsed.run()
                 return ExitStatus.success
             }
-            command = ours
         } catch {
-            let message = YXDownloadCommand.fullMessage(for: error)
-            let code = YXDownloadCommand.exitCode(for: error)
-            if code == .success {
-                Console.standard.writeOut(message.isEmpty ? "" : message + "\n")
-                return ExitStatus.success
-            }
-            Console.standard.writeErr(message + "\n")
-            return ExitStatus.usage
+            return report(error, of: YXDownloadCommand.self)
         }
         return command.execute()
+    }
+
+    /// Prints what parsing ended with (a help text, a version, a script, or a usage error) and returns
+    /// the exit status: 0, or 2 for any error.
+    private static func report(_ error: any Error, of command: any ParsableCommand.Type) -> Int32 {
+        // Downloading is the default: `yxdownload --help` is its help, not `yxdownload download --help`.
+        let message = command.fullMessage(for: error)
+            .replacingOccurrences(of: "'yxdownload download --help'", with: "'yxdownload --help'")
+        if command.exitCode(for: error) == .success {
+            Console.standard.writeOut(message.isEmpty ? "" : message + "\n")
+            return ExitStatus.success
+        }
+        Console.standard.writeErr(message + "\n")
+        return ExitStatus.usage
     }
 }

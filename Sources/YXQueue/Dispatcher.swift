@@ -1,34 +1,86 @@
 import Dispatch
 import Foundation
+import CoreMetrics
+import Logging
+import Synchronization
 
-/// Runs jobs: owns one `OperationQueue` per operation type and the jobs that are under way.
+/// Runs jobs: owns one queue per name, each with its own concurrency limit, and the jobs that are under
+/// way.
 ///
-/// Use the process-wide ``shared`` dispatcher, or create independent ones (for tests, or to isolate one
-/// part of a program: two dispatchers share no queue and no state).
+/// The limits are the dispatcher's configuration: give them when you make it, change them while it
+/// runs. A queue it was not told about gets ``defaultLimit``. Operations only name their queue.
 ///
 /// ```swift
-/// let dispatcher = Dispatcher(name: "thumbnails")
-/// for path in paths { dispatcher.add(ThumbnailJob(path: path)) }
+/// let dispatcher = Dispatcher(name: "media", queues: ["io": 4, "cpu": 2], logger: logger)
+/// let thumbnail = try await dispatcher.run(Thumbnail(path: "/tmp/a.jpg"))   // a JobDefinition
+/// dispatcher.setLimit(8, for: "io")                                         // at run time
 /// await dispatcher.waitForAllJobs()
 /// ```
+///
+/// Use the process-wide ``shared`` dispatcher, or create independent ones (for tests, or to isolate one
+/// part of a program: two dispatchers share no queue and no state). A dispatcher holds no thread of
+/// its own: operations run on Dispatch's global pool (whose threads end when idle), or on the thread
+/// that completed the previous one (see ``QueueOperation/executesInline``).
 ///
 /// - Note: Every method is safe to call from any thread. ``waitUntilAllJobsAreFinished()`` blocks, so do
 ///   not call it from a job's callback queue.
 public final class Dispatcher: Sendable {
-    /// The process-wide dispatcher.
+    /// The process-wide dispatcher (default limits, no bound on pending jobs, no logging).
     public static let shared = Dispatcher(name: "YXQueue.shared")
 
-    /// A name for diagnostics; the queues are named after it.
-    public let name: String
+    /// The limit of a queue the dispatcher was not told about, unless the dispatcher was made with
+    /// another one: the number of active processors, at least 2.
+    public static var defaultQueueLimit: Int { max(2, ProcessInfo.processInfo.activeProcessorCount) }
 
-    private let state = Locked(State())
+    /// A name for logs, metrics and diagnostics.
+    public let name: String
+    /// The limit of queues that were not configured.
+    public let defaultLimit: Int
+    /// Where the dispatcher logs: job lifecycle at debug, retries at info, failures at warning. Each
+    /// line carries the dispatcher's and the job's names in its metadata.
+    public let logger: Logger
+
+    private let state: Locked<State>
     /// Entered once per active attempt, left after the attempt's terminal callbacks were delivered.
     private let activity = DispatchGroup()
+    private let observerCount = Atomic<Int>(0)
+    let instruments: DispatcherInstruments
 
     /// Creates an independent dispatcher.
-    public init(name: String = "YXQueue") {
+    ///
+    /// - Parameters:
+    ///   - name: For logs, metrics and diagnostics.
+    ///   - queues: The limit of each queue, by name (for example `["io": 4, "cpu": 2]`). Limits below 1
+    ///     count as 1.
+    ///   - defaultLimit: The limit of any other queue (default ``defaultQueueLimit``).
+    ///   - maxPendingJobs: How many jobs may be active before ``submit(_:)`` waits (default: no bound).
+    ///   - logger: Where to log (default: nowhere, as a library should: pass your program's logger to see
+    ///     the dispatcher's lines).
+    ///   - metricsFactory: Where counters and timers go (default: the process's `MetricsSystem`, as
+    ///     bootstrapped by the program before the dispatcher is made). The counters
+    ///     `yxqueue.jobs.started`, `.finished`, `.failed`, `.canceled` (dropped jobs count as canceled)
+    ///     and `.retries`, and the timers `yxqueue.job.queued` (start to first operation) and
+    ///     `yxqueue.job.running` (first operation to end), each with the dimensions `dispatcher` and
+    ///     `job` (the job's name). With swift-metrics' no-op factory, a job does no metrics work.
+    public init(
+        name: String = "YXQueue",
+        queues: [String: Int] = [:],
+        defaultLimit: Int = Dispatcher.defaultQueueLimit,
+        maxPendingJobs: Int? = nil,
+        logger: Logger = Dispatcher.silentLogger,
+        metricsFactory: (any MetricsFactory)? = nil
+    ) {
         self.name = name
+        self.defaultLimit = max(1, defaultLimit)
+        var logger = logger
+        logger[metadataKey: "dispatcher"] = "\(name)"
+        self.logger = logger
+        self.state = Locked(State(configured: queues.mapValues { max(1, $0) }, maxPendingJobs: maxPendingJobs))
+        self.instruments = DispatcherInstruments(dispatcher: name, logger: logger, metricsFactory: metricsFactory)
     }
+
+    /// A logger that drops everything: the default, so that a library prints nothing unless asked.
+    public static let silentLogger = Logger(label: "yxqueue", factory: { _ in SwiftLogNoOpLogHandler() })
 
     // MARK: - Jobs
 
@@ -38,6 +90,29 @@ public final class Dispatcher: Sendable {
     @discardableResult
     public func add(_ job: Job) -> Bool {
         job.start(on: self)
+    }
+
+    /// Starts a job once fewer than ``maxPendingJobs`` jobs are active, waiting without blocking a thread
+    /// until then: a producer of millions of jobs keeps its memory flat.
+    ///
+    /// Cancelling the waiting task ends the wait (the job is not started) with `CancellationError`.
+    ///
+    /// - Returns: Whether a new attempt began (see ``Job/start(on:)``).
+    @discardableResult
+    public func submit(_ job: Job) async throws -> Bool {
+        try await waitForRoom()
+        defer { releaseReservation() }
+        return job.start(on: self)
+    }
+
+    /// A job admitted by `waitForRoom` registered (or did not start): its reserved place is no longer
+    /// needed.
+    func releaseReservation() {
+        let resumed = state.withLock { s -> [Waiter] in
+            s.reserved -= 1
+            return s.takeWaitersThatFit()
+        }
+        for waiter in resumed { waiter.continuation.resume() }
     }
 
     /// Cancels a job; the same as `job.cancel()`.
@@ -55,23 +130,23 @@ public final class Dispatcher: Sendable {
         for job in activeJobs { job.cancel() }
     }
 
-    /// Holds every operation that has not started yet (existing and future queues are suspended);
-    /// operations already executing go on.
+    /// Holds every operation that has not started yet (on existing and future queues); operations
+    /// already executing go on.
     public func pauseAll() {
-        let queues = state.withLock { s in
-            s.isPaused = true
-            return Array(s.queues.values)
-        }
-        for queue in queues { queue.isSuspended = true }
+        setPaused(true)
     }
 
     /// Releases what ``pauseAll()`` held.
     public func resumeAll() {
+        setPaused(false)
+    }
+
+    private func setPaused(_ paused: Bool) {
         let queues = state.withLock { s in
-            s.isPaused = false
+            s.isPaused = paused
             return Array(s.queues.values)
         }
-        for queue in queues { queue.isSuspended = false }
+        for queue in queues { queue.setPaused(paused) }
     }
 
     /// Whether ``pauseAll()`` is in force.
@@ -79,6 +154,9 @@ public final class Dispatcher: Sendable {
 
     /// The jobs that are under way, in no particular order.
     public var activeJobs: [Job] { state.withLock { s in s.active.values.map(\.job) } }
+
+    /// How many jobs are under way.
+    public var activeJobCount: Int { state.withLock { $0.active.count } }
 
     /// The manager of a job that is active on this dispatcher (the original's "find the JobManager").
     public func manager(for job: Job) -> JobManager? {
@@ -101,65 +179,224 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    // MARK: - Queues
+    // MARK: - Back-pressure
 
-    /// The queue of an operation type, created on first use with the model's limit.
-    public func queue(for model: OperationModel) -> OperationQueue {
-        if let existing = state.withLock({ $0.queues[model.type] }) { return existing }
-        let queue = OperationQueue()
-        queue.name = "\(name).\(model.type)"
-        queue.maxConcurrentOperationCount = model.maxConcurrentOperationCount
-        return state.withLock { s in
-            if let existing = s.queues[model.type] { return existing }
-            queue.isSuspended = s.isPaused
-            s.queues[model.type] = queue
-            return queue
+    /// How many jobs may be active before ``submit(_:)`` waits (`nil`: no bound).
+    public var maxPendingJobs: Int? {
+        get { state.withLock { $0.maxPendingJobs } }
+        set {
+            let resumed = state.withLock { s in
+                s.maxPendingJobs = newValue.map { max(1, $0) }
+                return s.takeWaitersThatFit()
+            }
+            for waiter in resumed { waiter.continuation.resume() }
         }
     }
 
-    /// The operation types that have a queue.
-    public var operationTypes: [String] { state.withLock { Array($0.queues.keys) } }
+    /// Waits until a job may start under ``maxPendingJobs``, and reserves its place: call
+    /// ``releaseReservation()`` once the job was started (or not).
+    func waitForRoom() async throws {
+        let id = state.withLock { s -> UInt64 in
+            s.nextWaiterID += 1
+            return s.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.canceledWaiters.remove(id) != nil { return true }
+                    if s.waiters.isEmpty && s.hasRoom {
+                        s.reserved += 1
+                        s.admitted.insert(id)
+                        return true
+                    }
+                    s.waiters.append(Waiter(id: id, continuation: continuation))
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> Waiter? in
+                if s.admitted.contains(id) { return nil }
+                if let index = s.waiters.firstIndex(where: { $0.id == id }) { return s.waiters.remove(at: index) }
+                s.canceledWaiters.insert(id)
+                return nil
+            }
+            waiter?.continuation.resume()
+        }
+        let admitted = state.withLock { s in
+            s.canceledWaiters.remove(id)
+            return s.admitted.remove(id) != nil
+        }
+        guard admitted else { throw CancellationError() }
+        if Task.isCancelled {
+            releaseReservation()
+            throw CancellationError()
+        }
+    }
 
-    func enqueue(_ operation: QueueOperation) {
-        queue(for: operation.model).addOperation(operation)
+    // MARK: - Queues
+
+    /// Sets the limit of a queue, now and for the queue's future operations. A higher limit starts
+    /// waiting operations at once; a lower one lets running operations finish and starts none until
+    /// fewer than the new limit run. Limits below 1 count as 1.
+    public func setLimit(_ limit: Int, for queue: String) {
+        let limit = max(1, limit)
+        let existing = state.withLock { s -> WorkQueue? in
+            s.configured[queue] = limit
+            return s.queues[queue]
+        }
+        existing?.setLimit(limit)
+        logger.debug("queue limit", metadata: ["queue": "\(queue)", "limit": "\(limit)"])
+    }
+
+    /// The limit of a queue: the configured one, or ``defaultLimit``.
+    public func limit(for queue: String) -> Int {
+        state.withLock { $0.configured[queue] } ?? defaultLimit
+    }
+
+    /// What a queue is doing now: operations executing and operations waiting for a slot.
+    public func load(of queue: String) -> (running: Int, waiting: Int) {
+        state.withLock { $0.queues[queue] }?.counts ?? (0, 0)
+    }
+
+    /// The names of the queues that ran or hold operations.
+    public var queueNames: [String] { state.withLock { Array($0.queues.keys) } }
+
+    func workQueue(named name: String) -> WorkQueue {
+        if let existing = state.withLock({ $0.queues[name] }) { return existing }
+        return state.withLock { s in
+            if let existing = s.queues[name] { return existing }
+            let made = WorkQueue(name: name, limit: s.configured[name] ?? defaultLimit, isPaused: s.isPaused)
+            s.queues[name] = made
+            return made
+        }
+    }
+
+    /// Submits ready operations to their queues.
+    func submit(_ operations: [QueueOperation], handedOver: Bool) {
+        if operations.count == 1 {
+            workQueue(named: operations[0].queue).submit(operations, handedOver: handedOver)
+            return
+        }
+        var byQueue: [String: [QueueOperation]] = [:]
+        for operation in operations { byQueue[operation.queue, default: []].append(operation) }
+        for (name, group) in byQueue { workQueue(named: name).submit(group, handedOver: handedOver) }
+    }
+
+    // MARK: - Observation
+
+    /// Calls `handler` with every event of every job of this dispatcher, on each job's callback queue,
+    /// in each job's order, until the returned token is released or invalidated. What Alamofire calls
+    /// an event monitor: one place for logs, metrics or a progress board.
+    ///
+    /// ```swift
+    /// let token = dispatcher.observe { job, event in
+    ///     if case .failed(let error) = event { print("\(job.name) failed: \(error)") }
+    /// }
+    /// ```
+    public func observe(_ handler: @escaping @Sendable (Job, JobEvent) -> Void) -> JobObservation {
+        let id = state.withLock { s -> UInt64 in
+            s.nextObserverID += 1
+            s.observers.append((s.nextObserverID, handler))
+            return s.nextObserverID
+        }
+        observerCount.add(1, ordering: .relaxed)
+        return JobObservation { [weak self] in
+            guard let self else { return }
+            let removed = self.state.withLock { s -> Bool in
+                guard let index = s.observers.firstIndex(where: { $0.id == id }) else { return false }
+                s.observers.remove(at: index)
+                return true
+            }
+            if removed { self.observerCount.subtract(1, ordering: .relaxed) }
+        }
+    }
+
+    /// Whether anyone observes every job (a job then delivers its events even without listeners of its
+    /// own).
+    var hasObservers: Bool { observerCount.load(ordering: .relaxed) > 0 }
+
+    /// Called in a job's drain, on its callback queue.
+    func deliverToObservers(_ job: Job, _ event: JobEvent) {
+        guard hasObservers else { return }
+        let observers = state.withLock { $0.observers.map(\.handler) }
+        for observer in observers { observer(job, event) }
     }
 
     // MARK: - Bookkeeping (called by Job)
 
     /// Called with the job's lock held: never calls back into the job.
-    func register(_ job: Job, attempt: Int) {
+    func register(_ job: Job) {
         activity.enter()
         state.withLock { s in
             let id = ObjectIdentifier(job)
-            if s.active[id] != nil {
+            if let entry = s.active[id] {
                 // The previous attempt's unregister is still queued behind its terminal callback.
-                s.active[id]?.attempt = attempt
-                s.active[id]?.count += 1
+                s.active[id] = Entry(job: entry.job, count: entry.count + 1)
             } else {
-                s.active[id] = Entry(job: job, attempt: attempt, count: 1)
+                s.active[id] = Entry(job: job, count: 1)
             }
         }
     }
 
-    func unregister(_ job: Job, attempt: Int) {
-        state.withLock { s in
+    func unregister(_ job: Job) {
+        let resumed = state.withLock { s -> [Waiter] in
             let id = ObjectIdentifier(job)
-            guard var entry = s.active[id] else { return }
-            entry.count -= 1
-            s.active[id] = entry.count == 0 ? nil : entry
+            guard let entry = s.active[id] else { return [] }
+            s.active[id] = entry.count == 1 ? nil : Entry(job: entry.job, count: entry.count - 1)
+            return s.takeWaitersThatFit()
         }
+        for waiter in resumed { waiter.continuation.resume() }
         activity.leave()
     }
 
     private struct Entry {
         let job: Job
-        var attempt: Int
-        var count: Int
+        let count: Int
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, Never>
     }
 
     private struct State {
-        var queues: [String: OperationQueue] = [:]
+        var configured: [String: Int]
+        var maxPendingJobs: Int?
+        var queues: [String: WorkQueue] = [:]
         var active: [ObjectIdentifier: Entry] = [:]
         var isPaused = false
+        var observers: [(id: UInt64, handler: @Sendable (Job, JobEvent) -> Void)] = []
+        var nextObserverID: UInt64 = 0
+        var waiters: [Waiter] = []
+        /// Waiters cancelled before they were in line, and waiters given a place.
+        var canceledWaiters: Set<UInt64> = []
+        var admitted: Set<UInt64> = []
+        var nextWaiterID: UInt64 = 0
+        /// Jobs admitted by `submit` that did not register yet: they count, so that a burst of resumed
+        /// waiters does not overshoot the bound.
+        var reserved = 0
+
+        init(configured: [String: Int], maxPendingJobs: Int?) {
+            self.configured = configured
+            self.maxPendingJobs = maxPendingJobs.map { max(1, $0) }
+        }
+
+        var hasRoom: Bool {
+            guard let maxPendingJobs else { return true }
+            return active.count + reserved < maxPendingJobs
+        }
+
+        /// The waiters that may go now, in order, each with a reserved place.
+        mutating func takeWaitersThatFit() -> [Waiter] {
+            guard !waiters.isEmpty else { return [] }
+            let room = maxPendingJobs.map { max(0, $0 - active.count - reserved) } ?? waiters.count
+            let count = min(room, waiters.count)
+            let taken = Array(waiters.prefix(count))
+            waiters.removeFirst(count)
+            reserved += count
+            for waiter in taken { admitted.insert(waiter.id) }
+            return taken
+        }
     }
 }

@@ -6,16 +6,21 @@ extension Job {
     /// Cancelling the calling task cancels the job.
     ///
     /// ```swift
-    /// let digest = try await HashJob(path: "/tmp/big.iso").run() as? String
+    /// let result = try await HashJob(path: "/tmp/big.iso").run()
     /// ```
     ///
     /// - Returns: The job's result.
-    /// - Throws: The job's error, or ``JobError/canceled`` when it was canceled or dropped.
+    /// - Throws: The job's error, or `CancellationError` when it was canceled or dropped.
     @discardableResult
     public func run(on dispatcher: Dispatcher = .shared) async throws -> (any Sendable)? {
         try await withTaskCancellationHandler {
-            start(on: dispatcher)
-            return try await value
+            // A task cancelled before this call ran its cancellation handler before the body, when the
+            // job was not active yet and `cancel()` did nothing: the attempt begins canceled, and none
+            // of its work runs. A cancel between this check and `start` is caught just after it.
+            start(on: dispatcher, canceled: Task.isCancelled)
+            if Task.isCancelled { cancel() }
+            // Not `value`: cancelling this task cancels the job, and the caller hears how the job ended.
+            return try await outcome(endingWaitOnTaskCancellation: false).get()
         } onCancel: {
             cancel()
         }
@@ -24,45 +29,74 @@ extension Job {
     /// The outcome of the current attempt, waiting for it to end. For a job that is not active: the
     /// outcome of its last attempt, or, for a job never started, of its first attempt.
     ///
-    /// - Throws: The job's error, or ``JobError/canceled`` when it was canceled or dropped.
+    /// Cancelling the awaiting task ends the wait (with `CancellationError`); the job itself goes on.
+    /// A job dropped before its next attempt began ends the wait too.
+    ///
+    /// - Throws: The job's error, or `CancellationError` when it was canceled or dropped or the awaiting
+    ///   task was cancelled.
     public var value: (any Sendable)? {
         get async throws {
-            try await outcome().get()
+            try await outcome(endingWaitOnTaskCancellation: true).get()
         }
     }
 
     private typealias Outcome = Result<(any Sendable)?, any Error>
 
-    private func outcome() async -> Outcome {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let pending = Locked<CheckedContinuation<Outcome, Never>?>(continuation)
-            let resume: @Sendable (Outcome) -> Void = { outcome in
-                pending.withLock { c in
-                    c?.resume(returning: outcome)
-                    c = nil
-                }
+    /// Waits for the end of the current (or next) attempt.
+    ///
+    /// - Parameter endingWaitOnTaskCancellation: whether cancelling the awaiting task ends the wait at
+    ///   once with `CancellationError` (`value`), or the wait goes on until the job ends (`run`, which
+    ///   cancels the job itself).
+    private func outcome(endingWaitOnTaskCancellation: Bool) async -> Outcome {
+        /// The continuation, and the observer to remove once it was resumed.
+        struct Waiter {
+            var continuation: CheckedContinuation<Outcome, Never>?
+            var observer: UInt64?
+            var canceledEarly = false
+        }
+        let waiter = Locked(Waiter())
+        let resume: @Sendable (Outcome) -> Void = { [weak self] outcome in
+            let (continuation, observer) = waiter.withLock { w in
+                defer { w.continuation = nil; w.observer = nil }
+                return (w.continuation, w.observer)
             }
-            let immediate: Outcome? = core.withLock { s in
-                switch (s.isActive, s.state) {
-                case (false, .finishedSuccess): return .success(s.result)
-                case (false, .finishedFailed): return .failure(s.error ?? JobError.canceled)
-                case (false, .canceled), (false, .dropped): return .failure(JobError.canceled)
-                default: break
+            if let observer { self?.removeObserver(observer) }
+            continuation?.resume(returning: outcome)
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let early = waiter.withLock { w -> Bool in
+                    w.continuation = continuation
+                    return w.canceledEarly
                 }
-                let box = Locked<UInt64>(0)
-                let id = s.addObserver(attempt: s.currentOrNextAttempt) { job, event in
-                    switch event {
-                    case .finished(let value): resume(.success(value))
-                    case .failed(let error): resume(.failure(error))
-                    case .canceled: resume(.failure(JobError.canceled))
-                    case .started, .progress: return
+                if early { return resume(.failure(CancellationError())) }
+                let immediate: Outcome? = core.withLock { s in
+                    switch (s.isActive, s.state) {
+                    case (false, .finished): return .success(s.result)
+                    case (false, .failed): return .failure(s.error ?? CancellationError())
+                    case (false, .canceled), (false, .dropped): return .failure(CancellationError())
+                    default: break
                     }
-                    job.removeObserver(box.withLock { $0 })
+                    let id = s.addObserver(attempt: s.currentOrNextAttempt) { _, event in
+                        switch event {
+                        case .finished(let value): resume(.success(value))
+                        case .failed(let error): resume(.failure(error))
+                        case .canceled: resume(.failure(CancellationError()))
+                        case .started, .progress, .retrying: return
+                        }
+                    }
+                    waiter.withLock { $0.observer = id }
+                    return nil
                 }
-                box.withLock { $0 = id }
-                return nil
+                if let immediate { resume(immediate) }
             }
-            if let immediate { resume(immediate) }
+        } onCancel: {
+            guard endingWaitOnTaskCancellation else { return }
+            let registered = waiter.withLock { w -> Bool in
+                w.canceledEarly = true
+                return w.continuation != nil
+            }
+            if registered { resume(.failure(CancellationError())) }
         }
     }
 
@@ -75,14 +109,48 @@ extension Job {
     /// for await event in events { print(event) }
     /// ```
     public var events: AsyncStream<JobEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: JobEvent.self, bufferingPolicy: .unbounded)
-        let id = core.withLock { s in
-            s.addObserver(attempt: s.currentOrNextAttempt) { _, event in
-                continuation.yield(event)
-                if event.isTerminal { continuation.finish() }
+        eventStream { $0 }
+    }
+
+    /// The events of the current (or next) attempt, each transformed, as a stream that ends after the
+    /// terminal event.
+    /// - Parameter endedAttempt: whether a stream made when no attempt is active but one has ended
+    ///   holds that attempt's terminal event alone (a handle's events, asked for after `start`, by
+    ///   which time a short job may have ended), rather than following the next attempt.
+    func eventStream<Element: Sendable>(
+        endedAttempt: Bool = false, _ transform: @escaping @Sendable (JobEvent) -> Element
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .unbounded)
+        let subscription: EventSubscription = core.withLock { s in
+            if endedAttempt, !s.isActive, s.attempt > 0 {
+                switch s.state {
+                case .finished: return .ended(.finished(s.result))
+                case .failed: return .ended(.failed(s.error ?? CancellationError()))
+                case .canceled, .dropped: return .ended(.canceled)
+                default: break
+                }
             }
+            // A dropped job has no next attempt: its stream is empty.
+            guard s.isActive || s.state != .dropped else { return .ended(nil) }
+            return .observer(
+                s.addObserver(attempt: s.currentOrNextAttempt) { _, event in
+                    continuation.yield(transform(event))
+                    if event.isTerminal { continuation.finish() }
+                })
+        }
+        guard case .observer(let id) = subscription else {
+            if case .ended(let event?) = subscription { continuation.yield(transform(event)) }
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in self?.removeObserver(id) }
         return stream
     }
+}
+
+/// How a new event stream of a job begins: following an attempt, or already ended (with the ended
+/// attempt's terminal event, or none).
+private enum EventSubscription {
+    case observer(UInt64)
+    case ended(JobEvent?)
 }

@@ -1,18 +1,19 @@
 import Dispatch
 import Foundation
 
-/// The model of a piece of background work: its parameters, its type, and which ``JobManager`` and
-/// ``QueueOperation`` types carry it out.
+/// The model of a piece of background work: its parameters, its name, and which ``JobManager`` and
+/// ``QueueOperation`` classes carry it out. This is the class layer of YXQueue, as in the original; most
+/// programs define jobs as values instead (``JobDefinition``), which need no subclass.
 ///
-/// Subclass `Job` for your own work. The simplest job names one operation type; its default manager
-/// builds one operation of that type:
+/// Subclass `Job` for your own work. The simplest job names one operation class; its default manager
+/// builds one operation of that class, on the job's ``queue``:
 ///
 /// ```swift
-/// final class HashJob: Job {
+/// final class HashJob: Job, @unchecked Sendable {   // Swift cannot check a class hierarchy
 ///     let path: String
 ///     init(path: String) { self.path = path; super.init() }
-///     override class var operationType: QueueOperation.Type { HashOperation.self }
-///     override var operationModel: OperationModel { OperationModel(type: "hash", maxConcurrentOperationCount: 2) }
+///     override class var operationClass: QueueOperation.Type { HashOperation.self }
+///     override var queue: String { "hash" }
 /// }
 ///
 /// let job = HashJob(path: "/tmp/big.iso")
@@ -21,11 +22,10 @@ import Foundation
 /// ```
 ///
 /// A job that needs several operations (with dependencies between them) names a ``JobManager``
-/// subclass in ``managerType`` that builds them.
+/// subclass in ``managerClass`` that builds them.
 ///
 /// - Important: All of a job's callbacks (delegates, closure observers, async streams) are delivered in
-///   order on a private serial queue that targets ``callbackQueue``. Every method of `Job` is safe to call
-///   from any thread.
+///   order on ``callbackQueue``, one at a time. Every method of `Job` is safe to call from any thread.
 open class Job: @unchecked Sendable {
     /// A number of your choosing that tells jobs apart (the original's `tag`).
     public let tag: Int
@@ -34,6 +34,26 @@ open class Job: @unchecked Sendable {
     /// The queue the job's callbacks are delivered on (the original's `resultInMainThread`; pass
     /// `.main` only in a program that runs the main queue).
     public let callbackQueue: DispatchQueue
+    /// How the job's work is tried again after a failure that may go away (default: never). A retry
+    /// happens within the attempt: the job stays executing, holds no queue slot while it waits, and
+    /// rebuilds its operations (``JobManager/makeOperations()``) when the wait is over.
+    public var retryPolicy: RetryPolicy { limits?.retryPolicy ?? .never }
+    /// The longest an attempt may run, waits for retries included; past it, its operations are canceled
+    /// and the job fails with ``JobError/deadlineExceeded(_:)``. `nil`: no limit.
+    public var deadline: Duration? { limits?.deadline }
+
+    /// The retry policy and deadline of a job that has either; most jobs have neither, and keep one
+    /// pointer instead of their 70 bytes (memory per queued job).
+    private final class Limits: Sendable {
+        let retryPolicy: RetryPolicy
+        let deadline: Duration?
+        init(retryPolicy: RetryPolicy, deadline: Duration?) {
+            self.retryPolicy = retryPolicy
+            self.deadline = deadline
+        }
+    }
+
+    private let limits: Limits?
 
     let core: Locked<Core>
 
@@ -43,27 +63,45 @@ open class Job: @unchecked Sendable {
     ///   - tag: A number of your choosing.
     ///   - callbackQueue: Where callbacks are delivered; by default a global queue (callbacks of one job
     ///     never overlap even so).
-    public init(tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility)) {
+    ///   - retryPolicy: How failures are retried (default: never).
+    ///   - deadline: The longest an attempt may run (default: no limit).
+    public init(
+        tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility), retryPolicy: RetryPolicy = .never,
+        deadline: Duration? = nil
+    ) {
         self.tag = tag
         self.createdAt = Date()
         self.callbackQueue = callbackQueue
+        self.limits = retryPolicy == .never && deadline == nil ? nil : Limits(retryPolicy: retryPolicy, deadline: deadline)
         self.core = Locked(Core())
     }
 
     // MARK: - What serves the job (override in subclasses)
 
-    /// The ``JobManager`` type that turns this job into operations (default: one operation of
-    /// ``operationType``).
-    open class var managerType: JobManager.Type { JobManager.self }
+    /// The ``JobManager`` class that turns this job into operations (default: one operation of
+    /// ``Job/operationClass``).
+    open class var managerClass: JobManager.Type { JobManager.self }
 
-    /// The ``QueueOperation`` type the default manager instantiates.
-    open class var operationType: QueueOperation.Type { QueueOperation.self }
+    /// The ``QueueOperation`` class the default manager instantiates.
+    open class var operationClass: QueueOperation.Type { QueueOperation.self }
 
-    /// A name for the kind of job (default: the class name).
-    open var jobType: String { String(describing: type(of: self)) }
+    /// The name of this kind of job (default: the class name), used in logs, metrics and descriptions.
+    open var name: String { Job.typeName(of: type(of: self)) }
 
-    /// The model of the default manager's operation: its queue and that queue's limit.
-    open var operationModel: OperationModel { OperationModel(type: jobType) }
+    /// Class names, made once per class: `String(describing:)` reflects on the type each time, which
+    /// cost more than the rest of a small job.
+    private static let typeNames = Locked<[ObjectIdentifier: String]>([:])
+
+    private static func typeName(of type: Job.Type) -> String {
+        let id = ObjectIdentifier(type)
+        if let known = typeNames.withLock({ $0[id] }) { return known }
+        let made = String(describing: type)
+        typeNames.withLock { $0[id] = made }
+        return made
+    }
+
+    /// The dispatcher queue of the default manager's operation (default: ``Job/name``).
+    open var queue: String { name }
 
     // MARK: - Observable state
 
@@ -95,6 +133,13 @@ open class Job: @unchecked Sendable {
     /// - Returns: Whether a new attempt began.
     @discardableResult
     public func start(on dispatcher: Dispatcher = .shared) -> Bool {
+        start(on: dispatcher, canceled: false)
+    }
+
+    /// Begins an attempt; with `canceled`, the attempt ends canceled before any of its work is built or
+    /// run (a `run()` from a task that was already cancelled).
+    @discardableResult
+    func start(on dispatcher: Dispatcher, canceled: Bool) -> Bool {
         let manager = ensureManager()
         let attempt: Int? = core.withLock { s in
             guard !s.isActive else { return nil }
@@ -109,11 +154,19 @@ open class Job: @unchecked Sendable {
             s.deliveredProgress = -1
             s.lastProgressDelivery = 0
             s.progressFlushScheduled = false
-            dispatcher.register(self, attempt: s.attempt)
+            s.phaseStartedAt = DispatchTime.now().uptimeNanoseconds
+            dispatcher.register(self)
             return s.attempt
         }
         guard let attempt else { return false }
-        manager.begin(attempt: attempt, dispatcher: dispatcher)
+        if let metrics = dispatcher.instruments.jobStarted(self, attempt: attempt) {
+            core.withLock { s in if s.attempt == attempt { s.metrics = metrics } }
+        }
+        if canceled {
+            end(to: .canceled, event: .canceled, attempt: attempt)
+        } else {
+            manager.begin(attempt: attempt, dispatcher: dispatcher)
+        }
         return true
     }
 
@@ -142,13 +195,20 @@ open class Job: @unchecked Sendable {
     }
 
     /// Cancels the job if it is active, and removes it for good: it cannot be restarted.
+    ///
+    /// Whoever awaits the job's next attempt (``value``, ``events``) hears `.canceled` then, even when the
+    /// job never started: that attempt will never begin.
     public func drop() {
-        let wasActive = core.withLock { s -> Bool in
-            if s.isActive { return true }
+        let (wasActive, wake) = core.withLock { s -> (Bool, Bool) in
+            if s.isActive { return (true, false) }
             if s.state.canTransition(to: .dropped) { s.state = .dropped }
-            return false
+            // Observers of the attempt that will now never begin are told so, and only they.
+            let next = s.attempt + 1
+            guard s.observers.contains(where: { $0.attempt == next }) else { return (false, false) }
+            return (false, post(.neverBegins(attempt: next), in: &s))
         }
         if wasActive { end(to: .dropped, event: .canceled, attempt: nil) }
+        if wake { scheduleDrain() }
     }
 
     // MARK: - Delegates
@@ -172,7 +232,7 @@ open class Job: @unchecked Sendable {
 
     private func ensureManager() -> JobManager {
         if let existing = core.withLock({ $0.manager }) { return existing }
-        let made = Self.managerType.init(job: self)
+        let made = Self.managerClass.init(job: self)
         return core.withLock { s in
             if let existing = s.manager { return existing }
             s.manager = made
@@ -182,12 +242,21 @@ open class Job: @unchecked Sendable {
 
     /// The first operation of `attempt` is about to execute.
     func markExecuting(attempt: Int) {
-        let wake = core.withLock { s -> DispatchQueue? in
+        typealias Marked = (
+            wake: Bool, queuedFor: UInt64, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?
+        )
+        let marked: Marked? = core.withLock { s in
             guard s.isActive, s.attempt == attempt, s.state == .ready else { return nil }
             s.state = .executing
-            return post(.event(.started, attempt: attempt), in: &s)
+            let now = DispatchTime.now().uptimeNanoseconds
+            let queuedFor = now &- s.phaseStartedAt
+            s.phaseStartedAt = now
+            return (post(.event(.started, attempt: attempt), in: &s), queuedFor, s.dispatcher, s.metrics)
         }
-        if let wake { scheduleDrain(on: wake) }
+        guard let marked else { return }
+        marked.dispatcher?.instruments.jobBeganExecuting(
+            self, attempt: attempt, queuedNanoseconds: marked.queuedFor, metrics: marked.metrics)
+        if marked.wake { scheduleDrain() }
     }
 
     /// Whether operations of `attempt` may still run.
@@ -197,10 +266,10 @@ open class Job: @unchecked Sendable {
 
     /// Records the aggregated progress of `attempt`; clamped, monotonic, throttled.
     func updateProgress(_ value: Double, attempt: Int) {
-        let wake = core.withLock { s -> DispatchQueue? in
-            guard s.isActive, s.attempt == attempt, s.state == .executing else { return nil }
+        let wake = core.withLock { s -> Bool in
+            guard s.isActive, s.attempt == attempt, s.state == .executing else { return false }
             let clamped = value.isNaN ? 0 : min(1, max(0, value))
-            guard clamped > s.progress else { return nil }
+            guard clamped > s.progress else { return false }
             s.progress = clamped
             let now = DispatchTime.now().uptimeNanoseconds
             let due = s.lastProgressDelivery &+ Job.progressInterval
@@ -214,9 +283,9 @@ open class Job: @unchecked Sendable {
                     flushProgress(attempt: attempt)
                 }
             }
-            return nil
+            return false
         }
-        if let wake { scheduleDrain(on: wake) }
+        if wake { scheduleDrain() }
     }
 
     /// Minimum time between two progress callbacks, in nanoseconds.
@@ -227,24 +296,37 @@ open class Job: @unchecked Sendable {
     /// The value is chosen under the lock and queued behind any event already queued, so it can never
     /// overtake an older one.
     private func flushProgress(attempt: Int) {
-        let wake = core.withLock { s -> DispatchQueue? in
+        let wake = core.withLock { s -> Bool in
             s.progressFlushScheduled = false
             guard s.isActive, s.attempt == attempt, s.state == .executing, s.progress > s.deliveredProgress else {
-                return nil
+                return false
             }
             s.deliveredProgress = s.progress
             s.lastProgressDelivery = DispatchTime.now().uptimeNanoseconds
             return post(.event(.progress(s.progress), attempt: attempt), in: &s)
         }
-        if let wake { scheduleDrain(on: wake) }
+        if wake { scheduleDrain() }
+    }
+
+    /// The attempt's work is tried again after `delay` (a retry within the attempt).
+    func willRetry(after delay: Duration, error: any Error, attempt: Int) {
+        let marked: (wake: Bool, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?)? =
+            core.withLock { s in
+                guard s.isActive, s.attempt == attempt, !s.state.isTerminal else { return nil }
+                return (post(.event(.retrying(after: delay, error: error), attempt: attempt), in: &s), s.dispatcher, s.metrics)
+            }
+        guard let marked else { return }
+        marked.dispatcher?.instruments.jobWillRetry(
+            self, attempt: attempt, after: delay, error: error, metrics: marked.metrics)
+        if marked.wake { scheduleDrain() }
     }
 
     func finish(result: (any Sendable)?, attempt: Int) {
-        end(to: .finishedSuccess, event: .finished(result), attempt: attempt, result: result)
+        end(to: .finished, event: .finished(result), attempt: attempt, result: result)
     }
 
     func fail(_ error: any Error, attempt: Int) {
-        end(to: .finishedFailed, event: .failed(error), attempt: attempt, error: error)
+        end(to: .failed, event: .failed(error), attempt: attempt, error: error)
     }
 
     func cancelFromOperation(attempt: Int) {
@@ -259,102 +341,124 @@ open class Job: @unchecked Sendable {
         result: (any Sendable)? = nil,
         error: (any Error)? = nil
     ) {
-        typealias Ended = (manager: JobManager?, attempt: Int, unregisterNow: Dispatcher?, wake: DispatchQueue?)
+        struct Ended {
+            let manager: JobManager?
+            let attempt: Int
+            let dispatcher: Dispatcher?
+            let unregisterNow: Bool
+            let wake: Bool
+            let ranFor: UInt64?
+            let metrics: DispatcherInstruments.JobMetrics?
+        }
         let ended: Ended? = core.withLock { s in
             guard s.isActive, expected == nil || expected == s.attempt,
                 s.state.canTransition(to: terminal)
             else { return nil }
+            let ranFor: UInt64? = s.state == .executing ? DispatchTime.now().uptimeNanoseconds &- s.phaseStartedAt : nil
             s.state = terminal
             s.isActive = false
             s.result = result
             s.error = error
             let attempt = s.attempt
-            var wake: DispatchQueue?
-            if terminal == .finishedSuccess {
+            var wake = false
+            if terminal == .finished {
                 s.progress = 1
                 if s.deliveredProgress < 1 {
                     s.deliveredProgress = 1
-                    wake = post(.event(.progress(1), attempt: attempt), in: &s)
+                    wake = post(.event(.progress(1), attempt: attempt), in: &s) || wake
                 }
             }
-            wake = post(.event(event, attempt: attempt), in: &s) ?? wake
-            var unregisterNow: Dispatcher?
+            wake = post(.event(event, attempt: attempt), in: &s) || wake
+            var unregisterNow = false
             if let dispatcher = s.dispatcher {
-                if s.eventQueue != nil {
+                if s.drainScheduled {
                     // After the terminal callbacks, so that waiting for the dispatcher includes them.
-                    wake = post(.unregister(dispatcher, attempt: attempt), in: &s) ?? wake
+                    s.mailbox.append(.unregister(dispatcher))
                 } else {
-                    unregisterNow = dispatcher
+                    unregisterNow = true
                 }
             }
-            return (s.manager, attempt, unregisterNow, wake)
+            return Ended(
+                manager: s.manager, attempt: attempt, dispatcher: s.dispatcher, unregisterNow: unregisterNow,
+                wake: wake, ranFor: ranFor, metrics: s.metrics)
         }
         guard let ended else { return }
-        if let wake = ended.wake { scheduleDrain(on: wake) }
-        ended.unregisterNow?.unregister(self, attempt: ended.attempt)
+        ended.dispatcher?.instruments.jobEnded(
+            self, attempt: ended.attempt, as: terminal, error: error, ranNanoseconds: ended.ranFor, metrics: ended.metrics)
+        if ended.wake { scheduleDrain() }
+        if ended.unregisterNow { ended.dispatcher?.unregister(self) }
         ended.manager?.attemptDidEnd(ended.attempt)
     }
 
     // MARK: - Event delivery
 
-    /// What the event queue has to do, in order: deliver an event, or (after a terminal event) tell the
+    /// What the mailbox holds, in order: an event to deliver, or (after a terminal event) telling the
     /// dispatcher the attempt is over.
     enum Mail {
         case event(JobEvent, attempt: Int)
-        case unregister(Dispatcher, attempt: Int)
+        case unregister(Dispatcher)
+        /// The job was dropped before `attempt` began: its observers (and only they) hear `.canceled`.
+        case neverBegins(attempt: Int)
     }
 
     /// Puts `mail` in the job's mailbox. Called with `core` locked (`s` is the locked state), so mail is
     /// queued in the order of the transitions.
     ///
-    /// - Returns: the event queue when a drain must be scheduled on it; the caller does that after
-    ///   unlocking (`scheduleDrain(on:)`), so no thread waits for the lock while another wakes a worker.
+    /// - Returns: whether a drain must be scheduled on the callback queue; the caller does that after
+    ///   unlocking (``scheduleDrain()``), so no thread waits for the lock while another wakes a worker.
     ///   Mail that arrives while a drain is scheduled or running is delivered by that drain: a job's
     ///   start, progress and end often cost one hop to the callback queue, not three.
     ///
-    /// The serial event queue (which targets ``callbackQueue``) is created when the first event finds a
-    /// listener; with no delegate and no observer, events are dropped at once.
-    private func post(_ mail: Mail, in s: inout Core) -> DispatchQueue? {
-        if case .event = mail, s.delegates.isEmpty && s.observers.isEmpty { return nil }
-        let queue: DispatchQueue
-        if let existing = s.eventQueue {
-            queue = existing
-        } else {
-            queue = DispatchQueue(label: "YXQueue.Job.events", target: callbackQueue)
-            s.eventQueue = queue
+    /// One drain per job at a time (``Core/drainScheduled``) gives order and non-overlap even on a
+    /// concurrent callback queue. With no delegate, no observer and no dispatcher-wide observer, events
+    /// are dropped at once.
+    private func post(_ mail: Mail, in s: inout Core) -> Bool {
+        if case .event = mail, s.delegates.isEmpty, s.observers.isEmpty,
+            !(s.dispatcher?.hasObservers ?? false)
+        {
+            return false
         }
         s.mailbox.append(mail)
-        if s.drainScheduled { return nil }
+        if s.drainScheduled { return false }
         s.drainScheduled = true
-        return queue
+        return true
     }
 
-    private func scheduleDrain(on queue: DispatchQueue) {
-        queue.async { [self] in drain(on: queue) }
+    private func scheduleDrain() {
+        callbackQueue.async { [self] in drain() }
     }
 
-    /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the event queue.
-    private func drain(on queue: DispatchQueue) {
-        dispatchPrecondition(condition: .onQueue(queue))
+    /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the callback queue.
+    private func drain() {
+        dispatchPrecondition(condition: .onQueue(callbackQueue))
         while true {
             // The listeners are read with each item, so one removed in a callback hears nothing more.
-            let next: (Mail, [any JobDelegate], [Observer])? = core.withLock { s in
+            let next: (Mail, [any JobDelegate], [Observer], Dispatcher?)? = core.withLock { s in
                 guard !s.mailbox.isEmpty else {
                     s.drainScheduled = false
                     return nil
                 }
                 let mail = s.mailbox.removeFirst()
-                guard case .event(_, let attempt) = mail else { return (mail, [], []) }
-                s.delegates.removeAll { $0.value == nil }
-                let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
-                return (mail, s.delegates.compactMap(\.value), observers)
+                switch mail {
+                case .neverBegins(let attempt):
+                    return (mail, [], s.observers.filter { $0.attempt == attempt }.map(\.handler), nil)
+                case .unregister:
+                    return (mail, [], [], nil)
+                case .event(_, let attempt):
+                    s.delegates.removeAll { $0.value == nil }
+                    let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
+                    return (mail, s.delegates.compactMap(\.value), observers, s.dispatcher)
+                }
             }
-            guard let (mail, delegates, observers) = next else { return }
+            guard let (mail, delegates, observers, dispatcher) = next else { return }
             switch mail {
-            case .unregister(let dispatcher, let attempt):
-                dispatcher.unregister(self, attempt: attempt)
+            case .unregister(let dispatcher):
+                dispatcher.unregister(self)
             case .event(let event, _):
                 deliver(event, to: delegates, observers)
+                dispatcher?.deliverToObservers(self, event)
+            case .neverBegins:
+                deliver(.canceled, to: [], observers)
             }
         }
     }
@@ -364,6 +468,7 @@ open class Job: @unchecked Sendable {
             switch event {
             case .started: delegate.jobDidStart(self)
             case .progress(let value): delegate.job(self, didUpdateProgress: value)
+            case .retrying(let delay, let error): delegate.job(self, willRetryAfter: delay, error: error)
             case .finished(let result): delegate.job(self, didFinishWith: result)
             case .failed(let error): delegate.job(self, didFailWith: error)
             case .canceled: delegate.jobDidCancel(self)
@@ -398,15 +503,18 @@ open class Job: @unchecked Sendable {
         var deliveredProgress: Double = -1
         var lastProgressDelivery: UInt64 = 0
         var progressFlushScheduled = false
+        /// When the attempt was accepted, and when its first operation began (uptime nanoseconds).
+        /// When the attempt was accepted (while ready), then when its first operation began (while
+        /// executing), in uptime nanoseconds: for the queued and running timers.
+        var phaseStartedAt: UInt64 = 0
+        /// The counters and timers of this job's name on its dispatcher (looked up once per attempt).
+        var metrics: DispatcherInstruments.JobMetrics?
         var delegates: [WeakDelegate] = []
         var observers: [(id: UInt64, attempt: Int?, handler: Observer)] = []
         var nextObserverID: UInt64 = 0
-        /// Serial, targets the callback queue; every event goes through it, which gives order and
-        /// non-overlap. Created on first use.
-        var eventQueue: DispatchQueue?
-        /// Mail for the event queue, in transition order (see `post(_:in:)`).
+        /// Mail for the callback queue, in transition order (see `post(_:in:)`).
         var mailbox: [Mail] = []
-        /// Whether a drain is scheduled or running on the event queue.
+        /// Whether a drain is scheduled or running on the callback queue.
         var drainScheduled = false
 
         /// The attempt that is under way, or the one that will begin next.
@@ -421,6 +529,6 @@ open class Job: @unchecked Sendable {
 }
 
 extension Job: CustomStringConvertible {
-    /// `TYPE#TAG [STATE]`, with the state at the time of the call (not of the event being delivered).
-    public var description: String { "\(jobType)#\(tag) [\(state)]" }
+    /// `NAME#TAG [STATE]`, with the state at the time of the call (not of the event being delivered).
+    public var description: String { "\(name)#\(tag) [\(state)]" }
 }

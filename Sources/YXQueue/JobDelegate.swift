@@ -9,7 +9,7 @@
 /// alive.
 ///
 /// ```swift
-/// final class Logger: JobDelegate {
+/// final class Printer: JobDelegate {
 ///     func job(_ job: Job, didFinishWith result: (any Sendable)?) { print("done:", job) }
 /// }
 /// ```
@@ -20,6 +20,9 @@ public protocol JobDelegate: AnyObject, Sendable {
     func job(_ job: Job, didUpdateProgress progress: Double)
     /// The job finished successfully with this result.
     func job(_ job: Job, didFinishWith result: (any Sendable)?)
+    /// An operation failed with an error the job's ``RetryPolicy`` retries: the work is tried again after
+    /// `delay`.
+    func job(_ job: Job, willRetryAfter delay: Duration, error: any Error)
     /// The job failed with this error.
     func job(_ job: Job, didFailWith error: any Error)
     /// The job was canceled or dropped.
@@ -30,6 +33,7 @@ extension JobDelegate {
     public func jobDidStart(_ job: Job) {}
     public func job(_ job: Job, didUpdateProgress progress: Double) {}
     public func job(_ job: Job, didFinishWith result: (any Sendable)?) {}
+    public func job(_ job: Job, willRetryAfter delay: Duration, error: any Error) {}
     public func job(_ job: Job, didFailWith error: any Error) {}
     public func jobDidCancel(_ job: Job) {}
 }

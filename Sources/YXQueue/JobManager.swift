@@ -1,7 +1,8 @@
-
+import Dispatch
+import Foundation
 /// Turns a ``Job`` into its operations, with dependencies between them, and runs them as a graph.
 ///
-/// The default manager builds one operation of the job's ``Job/operationType``. Subclass it when a job
+/// The default manager builds one operation of the job's ``Job/operationClass``. Subclass it when a job
 /// needs several operations: override ``makeOperations()`` and wire prerequisites with
 /// ``QueueOperation/addPrerequisite(_:)``. An operation enters its `OperationQueue` only when all its
 /// prerequisites have finished successfully (operations parked in a queue make Foundation's scheduling
@@ -9,11 +10,11 @@
 /// that did not run yet never run.
 ///
 /// ```swift
-/// final class ResizeManager: JobManager {
+/// final class ResizeManager: JobManager, @unchecked Sendable {
 ///     override func makeOperations() -> [QueueOperation] {
-///         let load = LoadOperation(model: .init(type: "io", maxConcurrentOperationCount: 4))
-///         let small = ResizeOperation(model: .init(type: "cpu", maxConcurrentOperationCount: 2))
-///         let large = ResizeOperation(model: .init(type: "cpu", maxConcurrentOperationCount: 2))
+///         let load = LoadOperation(queue: "io")
+///         let small = ResizeOperation(queue: "cpu")
+///         let large = ResizeOperation(queue: "cpu")
 ///         small.addPrerequisite(load)
 ///         large.addPrerequisite(load)
 ///         return [load, small, large]
@@ -43,11 +44,11 @@ open class JobManager: @unchecked Sendable {
 
     /// Builds the operations of one attempt, with their prerequisites.
     ///
-    /// Called once per attempt, outside any lock. The default returns one operation of the job's
-    /// ``Job/operationType`` with the job's ``Job/operationModel``.
+    /// Called once per attempt (and once per retry), outside any lock. The default returns one operation
+    /// of the job's ``Job/operationClass`` on the job's ``Job/queue``.
     open func makeOperations() -> [QueueOperation] {
-        let operationType = type(of: job).operationType
-        return [operationType.init(model: job.operationModel)]
+        let operationClass = type(of: job).operationClass
+        return [operationClass.init(queue: job.queue)]
     }
 
     /// Called after `operation` finished successfully, before its dependents are submitted.
@@ -78,50 +79,84 @@ open class JobManager: @unchecked Sendable {
     ///
     /// Does nothing when no attempt is running.
     public func addOperations(_ operations: [QueueOperation]) {
-        let attempt: Int? = graph.withLock { g in
+        let step: (attempt: Int, invalid: String?)? = graph.withLock { g in
             guard g.isLive else { return nil }
-            for operation in operations { g.insert(operation, manager: self) }
-            return g.attempt
+            var invalid: String?
+            for operation in operations {
+                if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
+            }
+            if invalid != nil { g.isLive = false }
+            return (g.attempt, invalid)
         }
-        if let attempt { advance(attempt: attempt) }
+        guard let step else { return }
+        if let invalid = step.invalid {
+            job.fail(JobError.invalidOperationGraph(invalid), attempt: step.attempt)
+        } else {
+            advance(attempt: step.attempt, handedOver: false)
+        }
     }
 
-    // MARK: - Control (the original's cancel, drop, pause, restart)
+    // MARK: - Control (the original's cancel, drop and restart)
 
     /// Cancels the job; see ``Job/cancel()``.
     public func cancel() { job.cancel() }
     /// Drops the job; see ``Job/drop()``.
     public func drop() { job.drop() }
-    /// Stops the job's work the way cancel does; ``restart()`` resumes it with a new attempt (operations
-    /// that keep their partial work, such as a download's `.part` file, continue from there).
-    public func pause() { job.cancel() }
-    /// Begins a new attempt of a canceled, paused or failed job.
+    /// Begins a new attempt of a canceled or failed job; see ``Job/restart()``. Operations that keep
+    /// their partial work (a download's `.part` file) continue from there.
     @discardableResult
     public func restart() -> Bool { job.restart() }
 
     // MARK: - Driving an attempt (called by Job and QueueOperation)
 
-    func begin(attempt: Int, dispatcher: Dispatcher) {
+    /// Begins `attempt` (or, with `isRetry`, tries its work again): builds the operations and submits
+    /// those that are ready. Waits for operations of an earlier set that still execute.
+    func begin(attempt: Int, dispatcher: Dispatcher, isRetry: Bool = false) {
         let mustWait = graph.withLock { g -> Bool in
             guard g.executing > 0 else { return false }
-            g.deferredBegin = (attempt, dispatcher)
+            g.deferredBegin = DeferredBegin(attempt: attempt, dispatcher: dispatcher, isRetry: isRetry)
             return true
         }
         if mustWait { return }
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeOperations()
-        let previous = graph.withLock { g in
-            let previous = g.reset(attempt: attempt, dispatcher: dispatcher)
-            for operation in operations { g.insert(operation, manager: self) }
-            return previous
+        let (previous, invalid) = graph.withLock { g -> ([QueueOperation], String?) in
+            let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
+            var invalid: String?
+            for operation in operations {
+                if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
+            }
+            if invalid != nil { g.isLive = false }
+            return (previous, invalid)
         }
         for operation in previous { operation.unbindIfIdle() }
-        advance(attempt: attempt)
+        if let invalid {
+            job.fail(JobError.invalidOperationGraph(invalid), attempt: attempt)
+            return
+        }
+        if !isRetry, let deadline = job.deadline { armDeadline(deadline, attempt: attempt) }
+        advance(attempt: attempt, handedOver: false)
+    }
+
+    /// Fails the attempt when it runs past `deadline`.
+    private func armDeadline(_ deadline: Duration, attempt: Int) {
+        let timer = DispatchWorkItem { [weak self] in
+            self?.job.fail(JobError.deadlineExceeded(deadline), attempt: attempt)
+        }
+        let armed = graph.withLock { g -> Bool in
+            guard g.attempt == attempt, g.isLive else { return false }
+            g.timers.append(timer)
+            return true
+        }
+        if armed { DispatchQueue.global().asyncAfter(deadline: .now() + deadline.timeInterval, execute: timer) }
     }
 
     /// Submits every operation whose prerequisites have all finished; ends the attempt when all finished
     /// or when the graph cannot make progress.
-    private func advance(attempt: Int) {
+    ///
+    /// - Parameter handedOver: whether this runs on the thread that just completed an operation (see
+    ///   ``WorkQueue/submit(_:handedOver:)``).
+    private func advance(attempt: Int, handedOver: Bool) {
         enum Step { case nothing, submit([QueueOperation], Dispatcher), finish([QueueOperation]), fail(JobError) }
         let step: Step = graph.withLock { g in
             guard g.isLive, g.attempt == attempt, let dispatcher = g.dispatcher else { return .nothing }
@@ -159,7 +194,7 @@ open class JobManager: @unchecked Sendable {
         case .nothing:
             break
         case .submit(let operations, let dispatcher):
-            for operation in operations { dispatcher.enqueue(operation) }
+            dispatcher.submit(operations, handedOver: handedOver)
         case .finish(let finished):
             job.finish(result: makeResult(finishedOperations: finished), attempt: attempt)
         case .fail(let error):
@@ -208,8 +243,8 @@ open class JobManager: @unchecked Sendable {
         outcome: QueueOperation.Outcome,
         didExecute: Bool
     ) {
-        enum Action { case none, succeeded(Double), failed(any Error), canceled }
-        var deferred: (Int, Dispatcher)?
+        enum Action { case none, succeeded(Double), failed(any Error), retry(any Error, TimeInterval), canceled }
+        var deferred: DeferredBegin?
         let action: Action = graph.withLock { g in
             if didExecute {
                 g.executing -= 1
@@ -230,6 +265,10 @@ open class JobManager: @unchecked Sendable {
                 return .succeeded(aggregate)
             case .failure(let error):
                 g.isLive = false
+                if let delay = job.retryPolicy.delay(after: error, retriesUsed: g.retriesUsed) {
+                    g.retriesUsed += 1
+                    return .retry(error, delay)
+                }
                 return .failed(error)
             case .canceled:
                 g.isLive = false
@@ -242,29 +281,66 @@ open class JobManager: @unchecked Sendable {
         case .succeeded(let aggregate):
             job.updateProgress(aggregate, attempt: attempt)
             operationDidFinish(operation)
-            advance(attempt: attempt)
+            advance(attempt: attempt, handedOver: true)
         case .failed(let error):
             job.fail(error, attempt: attempt)
+        case .retry(let error, let delay):
+            scheduleRetry(after: delay, error: error, attempt: attempt)
         case .canceled:
             job.cancelFromOperation(attempt: attempt)
         }
-        if let (nextAttempt, dispatcher) = deferred {
-            begin(attempt: nextAttempt, dispatcher: dispatcher)
+        if let deferred {
+            begin(attempt: deferred.attempt, dispatcher: deferred.dispatcher, isRetry: deferred.isRetry)
         }
+    }
+
+    /// Stops what is left of the failed set of operations, and builds a new set after `delay` (no queue
+    /// slot is held meanwhile). The attempt goes on: the job stays executing.
+    private func scheduleRetry(after delay: TimeInterval, error: any Error, attempt: Int) {
+        job.willRetry(after: .seconds(delay), error: error, attempt: attempt)
+        let timer = DispatchWorkItem { [weak self] in
+            guard let self, let dispatcher = self.graph.withLock({ $0.dispatcher }) else { return }
+            self.begin(attempt: attempt, dispatcher: dispatcher, isRetry: true)
+        }
+        let unfinished: [QueueOperation] = graph.withLock { g in
+            guard g.attempt == attempt else { return [] }
+            g.timers.append(timer)
+            g.pending.removeAll()
+            return g.nodes.filter { !$0.isFinished }.map(\.operation)
+        }
+        for operation in unfinished { operation.cancel() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: timer)
     }
 
     /// The job's attempt ended (any terminal state): cancel whatever of it is still queued or running,
     /// and let the operations that were never submitted go.
     func attemptDidEnd(_ attempt: Int) {
-        let (unfinished, unsubmitted): ([QueueOperation], [QueueOperation]) = graph.withLock { g in
-            guard g.attempt == attempt else { return ([], []) }
-            g.isLive = false
-            let unsubmitted = g.pending.map { g.nodes[$0].operation }
-            g.pending.removeAll()
-            return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted)
-        }
+        let (unfinished, unsubmitted, timers): ([QueueOperation], [QueueOperation], [DispatchWorkItem]) =
+            graph.withLock { g in
+                guard g.attempt == attempt else { return ([], [], []) }
+                g.isLive = false
+                let unsubmitted = g.pending.map { g.nodes[$0].operation }
+                g.pending.removeAll()
+                let timers = g.timers
+                g.timers = []
+                return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted, timers)
+            }
+        for timer in timers { timer.cancel() }
         for operation in unfinished { operation.cancel() }
         for operation in unsubmitted { operation.unbindIfIdle() }
+    }
+
+    /// An attempt (or a retry) that begins once the operations of the previous set stopped executing.
+    /// A class, so that the graph of the many jobs that never need one carries a pointer, not 25 bytes.
+    private final class DeferredBegin: Sendable {
+        let attempt: Int
+        let dispatcher: Dispatcher
+        let isRetry: Bool
+        init(attempt: Int, dispatcher: Dispatcher, isRetry: Bool) {
+            self.attempt = attempt
+            self.dispatcher = dispatcher
+            self.isRetry = isRetry
+        }
     }
 
     /// The graph of one attempt, behind the manager's lock. Nodes are found by index; an operation
@@ -290,11 +366,17 @@ open class JobManager: @unchecked Sendable {
         var weightedProgress: Double = 0
         /// Operations inside `execute` (of any attempt).
         var executing = 0
-        var deferredBegin: (Int, Dispatcher)?
+        /// An attempt (or a retry) that waits for `executing` to reach 0.
+        var deferredBegin: DeferredBegin?
+        /// Retries made in this attempt.
+        var retriesUsed = 0
+        /// The attempt's deadline and a pending retry, canceled when the attempt ends.
+        var timers: [DispatchWorkItem] = []
 
-        /// Starts a new attempt; returns the previous attempt's operations.
-        mutating func reset(attempt: Int, dispatcher: Dispatcher) -> [QueueOperation] {
+        /// Starts a new attempt, or a retry of this one; returns the previous set of operations.
+        mutating func reset(attempt: Int, dispatcher: Dispatcher, keepingRetries: Bool) -> [QueueOperation] {
             let previous = nodes.map(\.operation)
+            if !keepingRetries { retriesUsed = 0 }
             self.attempt = attempt
             self.dispatcher = dispatcher
             isLive = true
@@ -307,17 +389,26 @@ open class JobManager: @unchecked Sendable {
             return previous
         }
 
-        mutating func insert(_ operation: QueueOperation, manager: JobManager) {
+        /// Adds an operation; returns a description of the problem when it cannot be added.
+        mutating func insert(_ operation: QueueOperation, manager: JobManager) -> String? {
             let index = nodes.count
-            guard operation.bind(to: manager, attempt: attempt, index: index) else { return }
-            let node = Node(operation: operation, weight: max(0, operation.progressWeight))
-            nodes.append(node)
-            pending.append(index)
-            totalWeight += node.weight
+            switch operation.bind(to: manager, attempt: attempt, index: index) {
+            case .alreadyBound:
+                return nil
+            case .alreadyRan:
+                return "\(operation) already ran: an operation runs once, so makeOperations() must build new ones"
+            case .added:
+                let node = Node(operation: operation, weight: max(0, operation.progressWeight))
+                nodes.append(node)
+                pending.append(index)
+                totalWeight += node.weight
+                return nil
+            }
         }
 
         func finishOrder() -> [QueueOperation] {
-            nodes.sorted { $0.finishSequence < $1.finishSequence }.map(\.operation)
+            if nodes.count == 1 { return [nodes[0].operation] }
+            return nodes.sorted { $0.finishSequence < $1.finishSequence }.map(\.operation)
         }
 
         /// Sets one operation's progress and returns the weighted aggregate.

@@ -1,9 +1,9 @@
 /// The lifecycle of a ``Job``.
 ///
 /// ```
-/// ready ──▶ executing ──▶ finishedSuccess
-///   │           ├──────▶ finishedFailed ──▶ ready (restart)
-///   ├───────────┴──────▶ canceled ───────▶ ready (restart)
+/// ready ──▶ executing ──▶ finished
+///   │           ├──────▶ failed ─────▶ ready (restart)
+///   ├───────────┴──────▶ canceled ───▶ ready (restart)
 ///   └──▶ dropped ◀── (from any state but dropped)
 /// ```
 ///
@@ -16,10 +16,10 @@ public enum JobState: String, Sendable, CaseIterable, CustomStringConvertible {
     case executing
     /// Canceled before it could finish; can be restarted.
     case canceled
-    /// Finished; its result is available.
-    case finishedSuccess
-    /// Failed; its error is available; can be restarted.
-    case finishedFailed
+    /// Finished successfully; its result is available.
+    case finished
+    /// Failed (after its retries, if it has a retry policy); its error is available; can be restarted.
+    case failed
     /// Removed from its dispatcher for good; cannot be restarted.
     case dropped
 
@@ -27,21 +27,21 @@ public enum JobState: String, Sendable, CaseIterable, CustomStringConvertible {
     public var isTerminal: Bool {
         switch self {
         case .ready, .executing: false
-        case .canceled, .finishedSuccess, .finishedFailed, .dropped: true
+        case .canceled, .finished, .failed, .dropped: true
         }
     }
 
     /// Whether a job in a terminal state may be started again.
-    public var isRestartable: Bool { self == .canceled || self == .finishedFailed }
+    public var isRestartable: Bool { self == .canceled || self == .failed }
 
     /// The one table of legal transitions.
     public func canTransition(to next: JobState) -> Bool {
         switch (self, next) {
-        case (.ready, .executing), (.ready, .canceled), (.ready, .finishedSuccess), (.ready, .finishedFailed):
+        case (.ready, .executing), (.ready, .canceled), (.ready, .finished), (.ready, .failed):
             true
-        case (.executing, .finishedSuccess), (.executing, .finishedFailed), (.executing, .canceled):
+        case (.executing, .finished), (.executing, .failed), (.executing, .canceled):
             true
-        case (.canceled, .ready), (.finishedFailed, .ready):
+        case (.canceled, .ready), (.failed, .ready):
             true
         case (.dropped, _):
             false

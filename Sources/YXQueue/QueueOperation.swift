@@ -1,17 +1,25 @@
-import Foundation
+import Dispatch
 
-/// One step of a job's work: an asynchronous Foundation `Operation` run by the job's ``Dispatcher``.
+/// One step of a job's work, run by the job's ``Dispatcher`` on a named queue.
 ///
 /// Override ``execute(completion:)`` and call `completion` exactly once, from any thread, when the work
-/// is done. No thread is blocked while the work waits: the operation stays executing (and keeps its slot
-/// in the queue's concurrency limit) until `completion` is called.
+/// is done. No thread is blocked while the work waits: the operation keeps its slot in its queue's
+/// concurrency limit until `completion` is called.
 ///
 /// ```swift
-/// final class HashOperation: QueueOperation {
+/// final class HashOperation: QueueOperation, @unchecked Sendable {
+///     let path: String
+///     init(path: String) {
+///         self.path = path
+///         super.init(queue: "hash")
+///     }
+///     required init(queue: String, resourceIdentifier: String? = nil) {
+///         self.path = ""
+///         super.init(queue: queue, resourceIdentifier: resourceIdentifier)
+///     }
 ///     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-///         guard let job = job as? HashJob else { return completion(.success(nil)) }
-///         DispatchQueue.global().async {
-///             do { completion(.success(try digest(of: job.path, progress: self.reportProgress))) }
+///         DispatchQueue.global().async { [path] in
+///             do { completion(.success(try digest(of: path))) }
 ///             catch { completion(.failure(error)) }
 ///         }
 ///     }
@@ -19,14 +27,19 @@ import Foundation
 /// }
 /// ```
 ///
+/// For typed results without a subclass, use ``TaskOperation`` (an `async` closure) or define the job
+/// as a ``JobDefinition``. A subclass restates `@unchecked Sendable` because Swift cannot check a class
+/// hierarchy; keep its own mutable state behind a lock.
+///
 /// Cancellation: ``operationDidCancel()`` is called once when an executing operation is canceled; the
 /// work should stop within a fraction of a second and call `completion` (with any result or error: a
 /// canceled operation always counts as canceled). An operation canceled before it started never
 /// executes.
 ///
-/// - Important: Order operations with ``addPrerequisite(_:)``, not Foundation's `addDependency(_:)`;
-///   `addDependency` with another `QueueOperation` is redirected to ``addPrerequisite(_:)``.
-open class QueueOperation: Operation, @unchecked Sendable {
+/// - Note: Since YXQueue 1.0 an operation is no longer a Foundation `Operation`: the dispatcher runs it
+///   on an executor of its own (see ``Dispatcher``), which costs a fraction of an `OperationQueue`'s
+///   hand-offs per operation.
+open class QueueOperation: @unchecked Sendable {
     /// How an operation ended.
     public enum Outcome: Sendable {
         /// The work finished with this result.
@@ -37,24 +50,23 @@ open class QueueOperation: Operation, @unchecked Sendable {
         case canceled
     }
 
-    /// The operation type and concurrency limit of the queue this operation runs in.
-    public let model: OperationModel
+    /// The name of the dispatcher queue this operation runs in; the queue's concurrency limit is the
+    /// dispatcher's (see ``Dispatcher/setLimit(_:for:)``).
+    public let queue: String
     /// An identifier of the resource the operation works on (for ``JobManager/operations(withResourceIdentifier:)``).
     public let resourceIdentifier: String?
 
     private let box = Locked(State())
 
     /// Creates an operation. Subclasses that add stored properties give them defaults or override this
-    /// initializer (managers and the default ``JobManager`` create operations through it).
+    /// initializer (the default ``JobManager`` creates operations through it).
     ///
     /// - Parameters:
-    ///   - model: The queue it runs in.
+    ///   - queue: The dispatcher queue it runs in.
     ///   - resourceIdentifier: What it works on, if anything.
-    public required init(model: OperationModel, resourceIdentifier: String? = nil) {
-        self.model = model
+    public required init(queue: String, resourceIdentifier: String? = nil) {
+        self.queue = queue
         self.resourceIdentifier = resourceIdentifier
-        super.init()
-        name = model.type
     }
 
     // MARK: - For subclasses
@@ -67,12 +79,21 @@ open class QueueOperation: Operation, @unchecked Sendable {
     }
 
     /// Called once, on the canceling thread, when the operation is canceled while executing. The default
-    /// does nothing (the work can also poll `isCancelled`).
+    /// does nothing (the work can also poll ``QueueOperation/isCancelled``).
     ///
-    /// It can arrive before ``execute(completion:)`` is called, when the cancel comes while the
-    /// operation is being started: work that is interrupted here should also check `isCancelled` when it
-    /// begins. Call `completion` in any case.
+    /// It can arrive before ``QueueOperation/execute(completion:)`` is called, when the cancel comes while the
+    /// operation is being started: work that is interrupted here should also check ``QueueOperation/isCancelled`` when
+    /// it begins. Call `completion` in any case.
     open func operationDidCancel() {}
+
+    /// Whether ``QueueOperation/execute(completion:)`` only starts work that goes on elsewhere and returns at once,
+    /// never blocking (default `false`).
+    ///
+    /// Such an operation is started on the thread that frees its slot, typically the thread that
+    /// completed the previous operation of its queue (a transfer thread, for downloads), or on the thread
+    /// that submits its job: no hand-off to another thread. Leave it `false` for work that computes or
+    /// blocks in `execute`: it then runs on a pool thread.
+    open var executesInline: Bool { false }
 
     /// Reports the fraction of this operation's work that is done (0…1). Cheap; call it as often as you
     /// like: the job aggregates and throttles.
@@ -93,7 +114,9 @@ open class QueueOperation: Operation, @unchecked Sendable {
                 s.weight = newValue
                 return s.phase == .finished ? nil : s.owner
             }
-            if let owner { owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didChangeWeight: newValue) }
+            if let owner {
+                owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didChangeWeight: newValue)
+            }
         }
     }
 
@@ -109,24 +132,23 @@ open class QueueOperation: Operation, @unchecked Sendable {
 
     /// Makes this operation wait for `operation`. Call before this operation is submitted (in
     /// ``JobManager/makeOperations()`` or ``JobManager/operationDidFinish(_:)``).
+    ///
+    /// An operation that waits for itself, or one added after the operation was submitted, makes the
+    /// job fail with ``JobError/invalidOperationGraph(_:)``.
     public func addPrerequisite(_ operation: QueueOperation) {
-        precondition(operation !== self, "an operation cannot wait for itself")
         box.withLock { s in
             if !s.prerequisites.contains(where: { $0 === operation }) { s.prerequisites.append(operation) }
         }
     }
 
-    /// Redirects to ``addPrerequisite(_:)`` for a `QueueOperation` (Foundation dependencies would park the
-    /// operation in its queue).
-    open override func addDependency(_ operation: Operation) {
-        if let queued = operation as? QueueOperation {
-            addPrerequisite(queued)
-        } else {
-            super.addDependency(operation)
-        }
-    }
+    // MARK: - State and outcome
 
-    // MARK: - Outcome
+    /// Whether the operation was canceled (on its own, or because its job ended).
+    public var isCancelled: Bool { box.withLock { $0.isCancelled } }
+    /// Whether the work is under way.
+    public var isExecuting: Bool { box.withLock { $0.phase == .executing } }
+    /// Whether the operation ended (finished, failed or canceled).
+    public var isFinished: Bool { box.withLock { $0.phase == .finished } }
 
     /// How the operation ended, once it did.
     public var outcome: Outcome? { box.withLock { $0.outcome } }
@@ -141,43 +163,53 @@ open class QueueOperation: Operation, @unchecked Sendable {
         return nil
     }
 
-    // MARK: - Foundation.Operation
-
-    /// Always `true`: the work runs until ``execute(completion:)`` calls its completion.
-    open override var isAsynchronous: Bool { true }
-    /// Whether the work is under way.
-    open override var isExecuting: Bool { box.withLock { $0.phase == .executing } }
-    /// Whether the operation ended (finished, failed or canceled).
-    open override var isFinished: Bool { box.withLock { $0.phase == .finished } }
-
-    /// Called by the operation's queue: runs ``execute(completion:)`` unless the operation or its job was
-    /// canceled. Do not call it yourself.
-    open override func start() {
-        let claim: (claimed: Bool, owner: Owner?) = box.withLock { s in
-            guard s.phase == .idle else { return (false, nil) }
-            s.phase = .starting
-            return (true, s.owner)
+    /// Cancels the operation: one that is waiting never executes, an executing one is told at once
+    /// through ``operationDidCancel()``, and its job is canceled.
+    ///
+    /// To stop a job, cancel the job (``Job/cancel()``): it cancels its operations. A subclass that
+    /// overrides this calls `super.cancel()`.
+    open func cancel() {
+        let signal = box.withLock { s -> Bool in
+            s.isCancelled = true
+            return s.phase == .executing
         }
-        guard claim.claimed else { return }
-        guard let owner = claim.owner else {
-            finish(.canceled, notify: nil)
+        if signal { signalCancel() }
+    }
+
+    // MARK: - Execution (called by the executor)
+
+    /// Runs the operation in `queue`, which gave it a slot: executes it unless it or its job was
+    /// canceled. The slot is freed when it ends.
+    func run(in queue: WorkQueue) {
+        let claim: (claimed: Bool, owner: Owner?, canceled: Bool) = box.withLock { s in
+            guard s.phase == .idle else { return (false, nil, false) }
+            s.phase = .starting
+            s.workQueue = queue
+            return (true, s.owner, s.isCancelled)
+        }
+        guard claim.claimed else {
+            queue.slotFreed()
             return
         }
-        if isCancelled {
-            // Canceled on its own before it ran (`cancel()` on it, or its queue's `cancelAllOperations()`):
-            // its job is canceled too, or the job would wait for this operation for ever. (When the job
-            // itself was canceled first, the manager ignores this.)
+        guard let owner = claim.owner else {
+            finish(.canceled, notify: nil, didExecute: false)
+            return
+        }
+        if claim.canceled {
+            // Canceled on its own before it ran: its job is canceled too, or the job would wait for this
+            // operation for ever. (When the job itself was canceled first, the manager ignores this.)
             finish(.canceled, notify: owner, didExecute: false)
             return
         }
         guard owner.manager.operationWillExecute(self, attempt: owner.attempt, index: owner.index) else {
-            finish(.canceled, notify: nil)
+            finish(.canceled, notify: nil, didExecute: false)
             return
         }
-        willChangeValue(forKey: "isExecuting")
-        box.withLock { $0.phase = .executing }
-        didChangeValue(forKey: "isExecuting")
-        if isCancelled {
+        let canceledMeanwhile = box.withLock { s -> Bool in
+            s.phase = .executing
+            return s.isCancelled
+        }
+        if canceledMeanwhile {
             // Canceled between the check above and now: let the work know at once.
             signalCancel()
         }
@@ -187,14 +219,6 @@ open class QueueOperation: Operation, @unchecked Sendable {
             case .failure(let error): complete(error is CancellationError ? .canceled : .failure(error))
             }
         }
-    }
-
-    /// Cancels the operation; an executing one is told at once through ``operationDidCancel()``.
-    ///
-    /// To stop a job, cancel the job (``Job/cancel()``): it cancels its operations.
-    open override func cancel() {
-        super.cancel()
-        if box.withLock({ $0.phase == .executing }) { signalCancel() }
     }
 
     private func signalCancel() {
@@ -207,53 +231,53 @@ open class QueueOperation: Operation, @unchecked Sendable {
     }
 
     private func complete(_ outcome: Outcome) {
-        let canceled = isCancelled
-        let final: Outcome = canceled ? .canceled : outcome
-        let owner: Owner?? = box.withLock { s in
-            guard s.phase == .executing, s.outcome == nil else { return .none }
+        let completed: (owner: Owner?, outcome: Outcome)? = box.withLock { s in
+            guard s.phase == .executing, s.outcome == nil else { return nil }
+            let final: Outcome = s.isCancelled ? .canceled : outcome
             s.outcome = final
-            return .some(s.owner)
+            return (s.owner, final)
         }
-        guard case .some(let bound) = owner else { return }
-        finish(final, notify: bound)
+        guard let completed else { return }
+        finish(completed.outcome, notify: completed.owner, didExecute: true)
     }
 
-    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool = true) {
-        let wasExecuting = box.withLock { s -> Bool in
+    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool) {
+        box.withLock { s in
             if s.outcome == nil { s.outcome = outcome }
-            return s.phase == .executing
         }
         if let owner {
             owner.manager.operationDidComplete(
                 self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: didExecute)
         }
-        if wasExecuting { willChangeValue(forKey: "isExecuting") }
-        willChangeValue(forKey: "isFinished")
-        box.withLock { s in
+        let queue = box.withLock { s -> WorkQueue? in
             s.phase = .finished
             s.owner = nil  // the job, its manager and this operation no longer hold each other
+            defer { s.workQueue = nil }
+            return s.workQueue
         }
-        if wasExecuting { didChangeValue(forKey: "isExecuting") }
-        didChangeValue(forKey: "isFinished")
+        queue?.slotFreed()
     }
 
     // MARK: - Binding (called by JobManager)
 
     /// Hands the operation to `manager` for `attempt`, as node `index` of its graph.
     ///
-    /// - Returns: false when it already belongs to that attempt (added twice).
-    func bind(to manager: JobManager, attempt: Int, index: Int) -> Bool {
+    /// - Returns: `.added`, `.alreadyBound` when it already belongs to that attempt (added twice), or
+    ///   `.alreadyRan` when it ran before (an operation runs once).
+    func bind(to manager: JobManager, attempt: Int, index: Int) -> BindResult {
         box.withLock { s in
             let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
-            if let current = s.place, current.manager == place.manager, current.attempt == attempt { return false }
-            precondition(
-                s.phase == .idle,
-                "\(self) already ran: an operation runs once, so makeOperations() must build new ones for each attempt")
+            if let current = s.place, current.manager == place.manager, current.attempt == attempt {
+                return .alreadyBound
+            }
+            guard s.phase == .idle else { return .alreadyRan }
             s.owner = Owner(manager: manager, job: manager.job, attempt: attempt, index: index)
             s.place = place
-            return true
+            return .added
         }
     }
+
+    enum BindResult { case added, alreadyBound, alreadyRan }
 
     /// The operation's index in `manager`'s graph for `attempt`, if it belongs to it.
     func nodeIndex(in manager: JobManager, attempt: Int) -> Int? {
@@ -274,16 +298,36 @@ open class QueueOperation: Operation, @unchecked Sendable {
     /// finishes, or when its attempt ends before it was submitted.
     private struct Owner {
         let manager: JobManager
+        /// Keeps the job (which owns the manager, that holds it unowned) alive while the operation runs.
         let job: Job
-        let attempt: Int
-        let index: Int
+        private let attempt32: Int32
+        private let index32: Int32
+        var attempt: Int { Int(attempt32) }
+        var index: Int { Int(index32) }
+
+        init(manager: JobManager, job: Job, attempt: Int, index: Int) {
+            self.manager = manager
+            self.job = job
+            self.attempt32 = Int32(truncatingIfNeeded: attempt)
+            self.index32 = Int32(truncatingIfNeeded: index)
+        }
     }
 
-    /// Where the operation sits in a graph; kept after it finished, so dependents can find it.
+    /// Where the operation sits in a graph; kept after it finished, so dependents can find it. (Attempt
+    /// and index fit in 32 bits each: a job would need two billion restarts or operations first; the
+    /// smaller layout is memory per queued job.)
     private struct Place {
         let manager: ObjectIdentifier
-        let attempt: Int
-        let index: Int
+        private let attempt32: Int32
+        private let index32: Int32
+        var attempt: Int { Int(attempt32) }
+        var index: Int { Int(index32) }
+
+        init(manager: ObjectIdentifier, attempt: Int, index: Int) {
+            self.manager = manager
+            self.attempt32 = Int32(truncatingIfNeeded: attempt)
+            self.index32 = Int32(truncatingIfNeeded: index)
+        }
     }
 
     private struct State {
@@ -294,6 +338,16 @@ open class QueueOperation: Operation, @unchecked Sendable {
         var prerequisites: [QueueOperation] = []
         var weight: Double = 1
         var outcome: Outcome?
+        var isCancelled = false
         var cancelSignaled = false
+        /// The queue whose slot the operation holds while it runs.
+        var workQueue: WorkQueue?
+    }
+}
+
+extension QueueOperation: CustomStringConvertible {
+    /// `QUEUE` or `QUEUE:RESOURCE`.
+    public var description: String {
+        resourceIdentifier.map { "\(queue):\($0)" } ?? queue
     }
 }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -64,7 +65,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private let state: Locked<ServerState>
+    private let state: NIOLockedValueBox<ServerState>
     private let connection: Int
     private var origin = "http://127.0.0.1"
     private var partialHead: HTTPRequestHead?
@@ -75,7 +76,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     private var streaming: Streaming?
 
     /// Creates the handler for connection number `connection` of the server whose state is `state`.
-    init(state: Locked<ServerState>, connection: Int) {
+    init(state: NIOLockedValueBox<ServerState>, connection: Int) {
         self.state = state
         self.connection = connection
     }
@@ -159,7 +160,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
             version: "HTTP/\(head.version.major).\(head.version.minor)",
             connection: self.connection
         )
-        let admission = self.state.withLock { $0.admit(request) }
+        let admission = self.state.withLockedValue { $0.admit(request) }
         let plan = ResponsePlan.make(for: request, admission: admission, origin: self.origin, keepAlive: head.isKeepAlive)
 
         if plan.disconnectsImmediately {

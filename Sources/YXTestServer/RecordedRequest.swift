@@ -1,3 +1,5 @@
+import Dispatch
+
 /// One request as the server received it, for assertions.
 ///
 /// Requests are recorded in arrival order when the server starts answering them (after the whole
@@ -23,6 +25,10 @@ public struct RecordedRequest: Sendable {
     /// Two requests with the same number were sent on one kept-alive connection.
     public var connection: Int
 
+    /// When the server read the request, in uptime nanoseconds (`DispatchTime.now().uptimeNanoseconds`):
+    /// for assertions on the order and spacing of requests (a `Retry-After` that was honoured, say).
+    public var receivedAt: UInt64
+
     /// Creates a recorded request.
     ///
     /// - Parameters:
@@ -31,12 +37,14 @@ public struct RecordedRequest: Sendable {
     ///   - headers: The header fields in order.
     ///   - version: The HTTP version.
     ///   - connection: The connection number.
+    ///   - receivedAt: When it was read (uptime nanoseconds); now by default.
     public init(
         method: String,
         target: String,
         headers: [(name: String, value: String)],
         version: String = "HTTP/1.1",
-        connection: Int = 1
+        connection: Int = 1,
+        receivedAt: UInt64 = DispatchTime.now().uptimeNanoseconds
     ) {
         self.method = method
         if let question = target.firstIndex(of: "?") {
@@ -49,6 +57,7 @@ public struct RecordedRequest: Sendable {
         self.headers = headers
         self.version = version
         self.connection = connection
+        self.receivedAt = receivedAt
     }
 
     /// Returns the value of the first header field called `name`, compared case-insensitively.

@@ -33,5 +33,19 @@ extension Resource {
 
         /// Closes the connection as soon as the request has been read, without sending a byte.
         case disconnect
+
+        /// Answers as usual, but announces a `Content-Length` that is `delta` bytes off the body it
+        /// describes, and frames the body by that false length: a `206` keeps its true `Content-Range`.
+        ///
+        /// With a negative `delta` the body is cut short (the response is complete as announced, the
+        /// connection stays open); with a positive one, the bytes that follow the range in the content
+        /// are sent too (for ``BodySource/generated(size:seed:)`` even past its end). A broken proxy or
+        /// server does this; a client must not take the body for the range it was announced as.
+        case misstatedLength(by: Int64)
+
+        /// Answers `206 Partial Content` with `Content-Range: bytes START-END/SIZE` and those bytes of the
+        /// content, whatever the request asked for (another range, or none). `end` is clamped to the
+        /// content's last byte.
+        case unaskedRange(start: Int64, end: Int64)
     }
 }

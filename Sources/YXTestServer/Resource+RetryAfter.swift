@@ -9,6 +9,9 @@ extension Resource {
         /// A moment, sent as an HTTP-date (whole seconds, GMT).
         case date(Date)
 
+        /// Any text, sent as it is: a negative number, a number too large for any clock, garbage.
+        case raw(String)
+
         /// The header value as sent.
         public var headerValue: String {
             switch self {
@@ -16,6 +19,8 @@ extension Resource {
                 return String(seconds)
             case .date(let date):
                 return HTTPDate.string(from: date)
+            case .raw(let text):
+                return text
             }
         }
     }

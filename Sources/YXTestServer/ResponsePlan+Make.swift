@@ -29,7 +29,13 @@ extension ResponsePlan {
         case .status(let code, let retryAfter):
             let extra = retryAfter.map { [(name: "Retry-After", value: $0.headerValue)] } ?? []
             return self.smallPage(status: code, extraHeaders: extra, resource: resource, isHead: isHead, keepAlive: keepAlive)
-        case .dropAfter, .shortBody, .stall, nil:
+        case .unaskedRange(let start, let end):
+            if case .content(let versions) = resource.kind, !versions.isEmpty {
+                let version = versions[min(admission.routeRequestIndex, versions.count - 1)]
+                return self.unaskedRange(
+                    start: start, end: end, of: version, resource: resource, isHead: isHead, keepAlive: keepAlive)
+            }
+        case .dropAfter, .shortBody, .stall, .misstatedLength, nil:
             break
         }
 
@@ -126,6 +132,31 @@ extension ResponsePlan {
         )
     }
 
+    /// A `206` for the bytes `start...end` of `version`, whatever was asked.
+    private static func unaskedRange(
+        start: Int64,
+        end: Int64,
+        of version: Resource.Version,
+        resource: Resource,
+        isHead: Bool,
+        keepAlive: Bool
+    ) -> ResponsePlan {
+        let size = version.body.size
+        let first = min(max(0, start), max(0, size - 1))
+        let last = min(max(first, end), max(0, size - 1))
+        var headers: [(name: String, value: String)] = [(name: "Accept-Ranges", value: "bytes")]
+        if let etag = version.etagHeaderValue { headers.append((name: "ETag", value: etag)) }
+        if let lastModified = version.lastModifiedHeaderValue {
+            headers.append((name: "Last-Modified", value: lastModified))
+        }
+        headers.append((name: "Content-Range", value: "bytes \(first)-\(last)/\(size)"))
+        headers.append((name: "Content-Type", value: resource.contentType))
+        let range = size == 0 ? 0..<0 : first..<last + 1
+        return self.finish(
+            status: 206, headers: headers, source: version.body, range: range, resource: resource, isHead: isHead,
+            keepAlive: keepAlive)
+    }
+
     /// A status page or redirect: a short `text/plain` body such as `"404 Not Found\n"`.
     private static func smallPage(
         status: Int,
@@ -210,7 +241,7 @@ extension ResponsePlan {
             switch failure {
             case .dropAfter, .shortBody:
                 self.closesConnection = true
-            case .stall, .status, .disconnect:
+            case .stall, .status, .disconnect, .misstatedLength, .unaskedRange:
                 break
             }
             return
@@ -228,7 +259,15 @@ extension ResponsePlan {
             let clamped = seconds.isNaN ? 0 : min(max(0, seconds), 1e6)
             let pause = TimeAmount.nanoseconds(Int64(clamped * 1e9))
             body.interruption = .stall(afterBytes: min(max(0, bytes), length), pause: pause)
-        case .status, .disconnect:
+        case .misstatedLength(let delta):
+            let announced = max(0, length + delta)
+            var upper = body.range.lowerBound + announced
+            if case .bytes(let data) = body.source { upper = min(upper, Int64(data.count)) }
+            body.range = body.range.lowerBound..<upper
+            if let index = self.headers.firstIndex(where: { $0.name == "Content-Length" }) {
+                self.headers[index].value = String(announced)
+            }
+        case .status, .disconnect, .unaskedRange:
             break
         }
         self.body = body

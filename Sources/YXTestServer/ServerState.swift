@@ -1,8 +1,9 @@
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// All mutable state of one ``TestHTTPServer``: routes, counters, recorded requests, connections.
 ///
-/// Lives in exactly one ``Locked`` box shared by the server object and its connection handlers.
+/// Lives in exactly one `NIOLockedValueBox` shared by the server object and its connection handlers.
 /// Methods here only compute and mutate; the caller acts (writes, closes) after releasing the lock.
 struct ServerState: Sendable {
     /// One served path: the resource and what has been consumed of it.

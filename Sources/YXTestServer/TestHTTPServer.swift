@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -40,9 +41,9 @@ public final class TestHTTPServer: Sendable {
 
     private let origin: String
     private let listener: any Channel
-    private let state: Locked<ServerState>
+    private let state: NIOLockedValueBox<ServerState>
 
-    private init(listener: any Channel, state: Locked<ServerState>, origin: String, port: Int) {
+    private init(listener: any Channel, state: NIOLockedValueBox<ServerState>, origin: String, port: Int) {
         self.listener = listener
         self.state = state
         self.origin = origin
@@ -55,7 +56,7 @@ public final class TestHTTPServer: Sendable {
 
     deinit {
         self.listener.close(promise: nil)
-        let connections = self.state.withLock { state in
+        let connections = self.state.withLockedValue { state in
             state.isStopped = true
             return Array(state.openConnections.values)
         }
@@ -76,7 +77,7 @@ public final class TestHTTPServer: Sendable {
     /// - Returns: The running server, with no routes.
     /// - Throws: The bind error, e.g. when the port is taken.
     public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestHTTPServer {
-        let state = Locked(ServerState())
+        let state = NIOLockedValueBox(ServerState())
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -100,13 +101,13 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// Sets up an accepted connection, or closes it when the server is stopping.
-    private static func initialize(_ channel: any Channel, state: Locked<ServerState>) -> EventLoopFuture<Void> {
-        guard let number = state.withLock({ $0.accept(channel) }) else {
+    private static func initialize(_ channel: any Channel, state: NIOLockedValueBox<ServerState>) -> EventLoopFuture<Void> {
+        guard let number = state.withLockedValue({ $0.accept(channel) }) else {
             return channel.close()
         }
         let id = ObjectIdentifier(channel)
         channel.closeFuture.whenComplete { _ in
-            _ = state.withLock { $0.openConnections.removeValue(forKey: id) }
+            _ = state.withLockedValue { $0.openConnections.removeValue(forKey: id) }
         }
         return channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
@@ -123,7 +124,7 @@ public final class TestHTTPServer: Sendable {
     ///
     /// - Throws: Only unexpected errors while closing the listening socket.
     public func stop() async throws {
-        self.state.withLock { $0.isStopped = true }
+        self.state.withLockedValue { $0.isStopped = true }
         do {
             try await self.listener.close()
         } catch ChannelError.alreadyClosed {
@@ -135,7 +136,7 @@ public final class TestHTTPServer: Sendable {
         for eventLoop in MultiThreadedEventLoopGroup.singleton.makeIterator() {
             try? await eventLoop.submit {}.get()
         }
-        let connections = self.state.withLock { Array($0.openConnections.values) }
+        let connections = self.state.withLockedValue { Array($0.openConnections.values) }
         for connection in connections {
             connection.close(promise: nil)
         }
@@ -168,14 +169,14 @@ public final class TestHTTPServer: Sendable {
     ///     for matching (`/files/a.bin?x=1` matches).
     ///   - resource: What to answer.
     public func serve(_ path: String, _ resource: Resource) {
-        self.state.withLock { $0.routes[path] = ServerState.Route(resource: resource) }
+        self.state.withLockedValue { $0.routes[path] = ServerState.Route(resource: resource) }
     }
 
     /// Removes the route at `path`: requests for it get `404` from now on.
     ///
     /// - Parameter path: The path given to ``serve(_:_:)``.
     public func removeRoute(_ path: String) {
-        _ = self.state.withLock { $0.routes.removeValue(forKey: path) }
+        _ = self.state.withLockedValue { $0.routes.removeValue(forKey: path) }
     }
 
     /// Returns every request received for `path` (any query), in order, since the start or the last
@@ -184,25 +185,25 @@ public final class TestHTTPServer: Sendable {
     /// - Parameter path: A path without query.
     /// - Returns: The recorded requests.
     public func requests(to path: String) -> [RecordedRequest] {
-        self.state.withLock { state in state.recorded.filter { $0.path == path } }
+        self.state.withLockedValue { state in state.recorded.filter { $0.path == path } }
     }
 
     /// Every request received, for any path, in order, since the start or the last ``resetCounters()``.
     public var allRequests: [RecordedRequest] {
-        self.state.withLock { $0.recorded }
+        self.state.withLockedValue { $0.recorded }
     }
 
     /// The number of requests received (all paths, unknown ones included) since the start or the
     /// last ``resetCounters()``.
     public var requestCount: Int {
-        self.state.withLock { $0.recorded.count }
+        self.state.withLockedValue { $0.recorded.count }
     }
 
     /// The number of TCP connections accepted since the start or the last ``resetCounters()``.
     ///
     /// A client that reuses connections shows a `connectionCount` far below ``requestCount``.
     public var connectionCount: Int {
-        self.state.withLock { $0.connectionCount }
+        self.state.withLockedValue { $0.connectionCount }
     }
 
     /// Forgets the recorded requests and sets ``requestCount`` and ``connectionCount`` to zero.
@@ -210,7 +211,7 @@ public final class TestHTTPServer: Sendable {
     /// Routes, their remaining failures and their version counters are left as they are, and so are
     /// open connections. ``RecordedRequest/connection`` numbers keep increasing.
     public func resetCounters() {
-        self.state.withLock { state in
+        self.state.withLockedValue { state in
             state.recorded.removeAll()
             state.connectionCount = 0
         }

@@ -2,6 +2,10 @@ import Foundation
 import XCTest
 import YXTestServer
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A test with a loopback server and a fresh folder that `yxdownload` runs in.
 class CLITestCase: XCTestCase {
     var server: TestHTTPServer!
@@ -69,6 +73,26 @@ class CLITestCase: XCTestCase {
             }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
+    }
+
+    /// A TCP socket bound to a free port of 127.0.0.1 (not listening yet), and the port.
+    func loopbackSocket() throws -> (socket: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard fd >= 0, bound == 0 else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     func fileSize(_ relative: String) -> Int64 {

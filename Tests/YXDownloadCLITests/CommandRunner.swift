@@ -42,7 +42,15 @@ final class RunningCommand: @unchecked Sendable {
         fatalError("yxdownload is not built next to the tests (looked in \(candidates.map(\.path)))")
     }
 
-    init(_ arguments: [String], in folder: URL, stdin: String? = nil, environment: [String: String] = [:]) throws {
+    /// Starts `yxdownload` (or `executable`) with `arguments` in `folder`.
+    ///
+    /// - Parameters:
+    ///   - setup: Shell commands run before the program replaces the shell, e.g. `ulimit -n 64`.
+    ///   - executable: Another program to run instead of `yxdownload` (a path).
+    init(
+        _ arguments: [String], in folder: URL, stdin: String? = nil, environment: [String: String] = [:],
+        setup: String? = nil, executable: String? = nil
+    ) throws {
         let id = UUID().uuidString
         outFile = folder.deletingLastPathComponent().appendingPathComponent("stdout-\(id)")
         errFile = folder.deletingLastPathComponent().appendingPathComponent("stderr-\(id)")
@@ -60,8 +68,9 @@ final class RunningCommand: @unchecked Sendable {
         env["TERM"] = "dumb"
         for (key, value) in environment { env[key] = value }
         // `sh` changes folder then becomes yxdownload (exec), so signals reach yxdownload itself.
-        let script = "cd \"$1\" && shift && exec \"$@\""
-        let argv = (["/bin/sh", "-c", script, "sh", folder.path, Self.binary.path] + arguments).map { strdup($0) } + [nil]
+        let script = (setup.map { "\($0) && " } ?? "") + "cd \"$1\" && shift && exec \"$@\""
+        let program = executable ?? Self.binary.path
+        let argv = (["/bin/sh", "-c", script, "sh", folder.path, program] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
@@ -76,6 +85,20 @@ final class RunningCommand: @unchecked Sendable {
     /// Sends a signal.
     func send(_ signal: Int32) {
         kill(pid, signal)
+    }
+
+    /// Waits for the exit, at most `seconds`: then kills the command (`SIGKILL`) and returns nil.
+    func wait(timeout seconds: Double) async -> CommandOutput? {
+        let pid = self.pid
+        let timedOut = TimeoutFlag()
+        let timer = DispatchWorkItem {
+            timedOut.set()
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: timer)
+        let output = await wait()
+        timer.cancel()
+        return timedOut.isSet ? nil : output
     }
 
     /// Waits for the exit and reads the output.
@@ -97,4 +120,13 @@ final class RunningCommand: @unchecked Sendable {
 
     /// What the command printed on standard output so far.
     var stdoutSoFar: String { (try? String(contentsOf: outFile, encoding: .utf8)) ?? "" }
+}
+
+/// Set once, by the timer that killed a command.
+private final class TimeoutFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

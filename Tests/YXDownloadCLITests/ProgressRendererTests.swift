@@ -1,8 +1,10 @@
 import Foundation
 import XCTest
 import YXDownload
+import YXQueue
 
 @testable import YXDownloadCLI
+import YXTerminal
 
 /// The terminal display fed to a fake terminal of a fixed size.
 final class ProgressRendererTests: XCTestCase {
@@ -14,11 +16,17 @@ final class ProgressRendererTests: XCTestCase {
         var out: String { lock.withLock { _out } }
         var err: String { lock.withLock { _err } }
 
-        func console(columns: Int, rows: Int = 24) -> Console {
+        func console(columns: Int, rows: Int = 24, errorSharesTerminal: Bool = true) -> Console {
             Console(
                 writeOut: { text in self.lock.withLock { self._out += text } },
                 writeErr: { text in self.lock.withLock { self._err += text } },
-                isTerminal: true, size: { (columns, rows) })
+                isTerminal: true, errorSharesTerminal: errorSharesTerminal, size: { (columns, rows) })
+        }
+
+        func reporter(columns: Int, rows: Int = 24, errorSharesTerminal: Bool = true) -> (TerminalReporter, TerminalScreen) {
+            let console = console(columns: columns, rows: rows, errorSharesTerminal: errorSharesTerminal)
+            let screen = TerminalScreen(console: console)
+            return (TerminalReporter(screen: screen, console: console), screen)
         }
     }
 
@@ -67,14 +75,14 @@ final class ProgressRendererTests: XCTestCase {
 
     func testRedrawReplacesTheBarsInPlaceAndFinishedFilesScrollAbove() {
         let terminal = FakeTerminal()
-        let reporter = TerminalReporter(console: terminal.console(columns: 61), quiet: false)
+        let (reporter, _) = terminal.reporter(columns: 61)
         var totals = RunTotals(listed: 3)
         reporter.tick(active: [active("a.bin", bytes: 10, total: 100, speed: 5), active("b.bin", bytes: 0, total: nil, speed: 0)], totals: totals)
         let first = terminal.out
         XCTAssertTrue(first.hasPrefix("\u{1B}[?25l"), "the cursor is hidden while bars show")
         XCTAssertEqual(first.components(separatedBy: "\n").count - 1, 3, "two bars and the overall line")
         for line in first.dropFirst(6).split(separator: "\n") {
-            XCTAssertLessThanOrEqual(TextWidth.of(String(line)), 60, String(line))
+            XCTAssertLessThanOrEqual(TextWidth.of(String(line.replacingOccurrences(of: "\u{1B}[2K", with: ""))), 60, String(line))
         }
         XCTAssertTrue(first.contains("[0/3] 10 B  5 B/s  elapsed 0:00  2 running, 0 done, 0 skipp…\n"), "cut at 60 columns: \(first)")
 
@@ -84,9 +92,10 @@ final class ProgressRendererTests: XCTestCase {
             bytesReceived: 100, resumedFrom: 0, sha256: nil), seconds: 0.5)
         reporter.tick(active: [active("b.bin", bytes: 50, total: nil, speed: 10)], totals: totals)
         let second = String(terminal.out.dropFirst(first.count))
-        XCTAssertTrue(second.hasPrefix("\r\u{1B}[3A\u{1B}[J"), "moves up over the three lines drawn and clears them")
-        XCTAssertTrue(second.contains("done  dl/a.bin  100 B in 0.50 s (200 B/s)\n"), second)
+        XCTAssertTrue(second.hasPrefix("\r\u{1B}[3A\u{1B}[2Kdone  dl/a.bin  100 B in 0.50 s (200 B/s)\n\u{1B}[2K"),
+            "moves up over the three lines drawn, rewrites them line by line, the finished file first: \(second.debugDescription)")
         XCTAssertTrue(second.contains("[1/3] 50 B  10 B/s  elapsed 0:00  1 running, 1 done"), second)
+        XCTAssertFalse(second.contains("\u{1B}[J"), "three rows replace three rows: nothing to erase")
 
         reporter.end(totals: totals, interruptedBy: nil)
         let last = String(terminal.out.dropFirst(first.count + second.count))
@@ -94,19 +103,72 @@ final class ProgressRendererTests: XCTestCase {
         XCTAssertTrue(terminal.err.hasPrefix("yxdownload: 1 done, 0 skipped, 0 failed; 0 B in "), terminal.err)
     }
 
+    /// A line for standard error (a failure, a -v log line) while bars show: printed above the bars, which
+    /// are drawn again below it, in one write; straight to standard error when that is not the terminal.
+    func testLinesForStandardErrorGoAboveTheBars() {
+        let terminal = FakeTerminal()
+        let (reporter, screen) = terminal.reporter(columns: 80)
+        reporter.tick(active: [active("a.bin", bytes: 10, total: 100, speed: 5)], totals: RunTotals(listed: 2))
+        let before = terminal.out.count
+        screen.print(["yxdownload: [trace] request http://example.com/a.bin"], toStandardError: true)
+        let frame = String(terminal.out.dropFirst(before))
+        XCTAssertTrue(frame.hasPrefix("\r\u{1B}[2A\u{1B}[2Kyxdownload: [trace] request http://example.com/a.bin\n\u{1B}[2Ka.bin"), frame.debugDescription)
+        XCTAssertTrue(frame.contains("[0/2]"), "the bars again, below the line")
+        XCTAssertEqual(terminal.err, "")
+
+        let redirected = FakeTerminal()
+        let (other, otherScreen) = redirected.reporter(columns: 80, errorSharesTerminal: false)
+        other.tick(active: [active("a.bin", bytes: 10, total: 100, speed: 5)], totals: RunTotals(listed: 2))
+        let drawn = redirected.out
+        otherScreen.print(["a log line"], toStandardError: true)
+        XCTAssertEqual(redirected.out, drawn, "the bars are left alone")
+        XCTAssertEqual(redirected.err, "a log line\n")
+    }
+
+    /// A line printed above the bars that is wider than the window wraps: the rest of its last row is
+    /// cleared too (the bar that was there must not show behind it), unless it ends at the margin.
+    func testAWrappedLineClearsTheRestOfItsLastRow() {
+        let terminal = FakeTerminal()
+        let screen = TerminalScreen(console: terminal.console(columns: 20))
+        screen.draw(["a bar"])
+        let before = terminal.out.count
+        screen.print([String(repeating: "x", count: 30), String(repeating: "y", count: 40)])
+        let frame = String(terminal.out.dropFirst(before))
+        XCTAssertEqual(
+            frame,
+            "\r\u{1B}[1A\u{1B}[2K" + String(repeating: "x", count: 30) + "\u{1B}[K\n\u{1B}[2K" + String(repeating: "y", count: 40)
+                + "\n\u{1B}[2Ka bar\n")
+    }
+
+    /// A window made narrower wraps the lines drawn before: the redraw moves up over every row they take.
+    func testANarrowedWindowIsRedrawnOverAllTheRowsTheOldLinesTake() {
+        let terminal = FakeTerminal()
+        let width = Locked(100)
+        let console = Console(
+            writeOut: { text in terminal.console(columns: 1).writeOut(text) }, writeErr: { _ in }, isTerminal: true,
+            errorSharesTerminal: true, size: { (width.withLock { $0 }, 24) })
+        let screen = TerminalScreen(console: console)
+        screen.draw([String(repeating: "x", count: 90), "short"])
+        width.withLock { $0 = 50 }
+        let before = terminal.out.count
+        screen.draw(["one"])
+        let frame = String(terminal.out.dropFirst(before))
+        XCTAssertTrue(frame.hasPrefix("\r\u{1B}[3A\u{1B}[2Kone\n\u{1B}[J"), "90 columns take 2 rows of 50: \(frame.debugDescription)")
+    }
+
     func testManyDownloadsShowAtMostTenBarsAndACount() {
         let terminal = FakeTerminal()
-        let reporter = TerminalReporter(console: terminal.console(columns: 80, rows: 50), quiet: false)
+        let (reporter, _) = terminal.reporter(columns: 80, rows: 50)
         let downloads = (0..<14).map { active("f\($0)", bytes: 1, total: 10, speed: 1) }
         reporter.tick(active: downloads, totals: RunTotals(listed: 14))
         let lines = terminal.out.split(separator: "\n")
         XCTAssertEqual(lines.count, 12)
-        XCTAssertEqual(lines[10], "… and 4 more running")
+        XCTAssertEqual(lines[10], "\u{1B}[2K… and 4 more running")
     }
 
     func testASmallWindowShowsFewerBars() {
         let terminal = FakeTerminal()
-        let reporter = TerminalReporter(console: terminal.console(columns: 80, rows: 6), quiet: false)
+        let (reporter, _) = terminal.reporter(columns: 80, rows: 6)
         reporter.tick(active: (0..<5).map { active("f\($0)", bytes: 1, total: 10, speed: 1) }, totals: RunTotals(listed: 5))
         XCTAssertEqual(terminal.out.split(separator: "\n").count, 5, "3 bars, the count, the overall line")
     }

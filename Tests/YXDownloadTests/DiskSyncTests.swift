@@ -19,8 +19,9 @@ final class DiskSyncTests: XCTestCase {
         defer { fds.forEach { close($0) } }
         let answers = (0..<count).map { _ in expectation(description: "answer") }
         let flushed = LockedCounter()
+        let sync = DiskSync()
         DispatchQueue.concurrentPerform(iterations: count) { index in
-            DiskSync.shared.sync(fds[index]) { ok in
+            sync.sync(fds[index]) { ok in
                 if ok { flushed.increment() }
                 answers[index].fulfill()  // a second call would fail the test (over-fulfilled)
             }
@@ -31,7 +32,8 @@ final class DiskSyncTests: XCTestCase {
 
     func testABadDescriptorIsReportedNotFlushed() {
         let answered = expectation(description: "answer")
-        DiskSync.shared.sync(-1) { ok in
+        let sync = DiskSync()
+        sync.sync(-1) { ok in
             XCTAssertFalse(ok)
             answered.fulfill()
         }

@@ -20,11 +20,11 @@ final class DownloadLimitsTests: DownloadTestCase {
         for job in jobs { dispatcher.add(job) }
         await dispatcher.waitForAllJobs()
         let elapsed = Date().timeIntervalSince(started)
-        XCTAssertTrue(jobs.allSatisfy { $0.state == .finishedSuccess })
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
         // 2 MiB at 1 MiB/s: about 2 s (less a tenth of a second of burst); generous bounds. With the
         // whole limit on each lane it would take about 1 s.
         XCTAssertGreaterThan(elapsed, 1.5, "the limit was not applied, or applied per lane")
-        XCTAssertLessThan(elapsed, 6)
+        XCTAssertLessThan(elapsed, 30, "generous: a loaded machine is slower, never faster")
         for index in 0..<2 {
             XCTAssertEqual(
                 try sha256(of: directory.appendingPathComponent("limited-\(index)")),

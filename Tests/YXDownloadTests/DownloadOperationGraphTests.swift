@@ -36,25 +36,55 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         XCTAssertEqual(files(), ["one.bin"], "no .part and no sidecar left")
     }
 
-    func testADigestOrAFlushKeepsTheFinalizeOperation() async throws {
+    func testADigestOrAFlushIsStillOneOperationForOneStream() async throws {
         server.serve("/two.bin", Resource(.generated(size: 50_000, seed: 32)))
         var withDigest = quickOptions()
         withDigest.computeSHA256 = true
         let (digested, first) = await runCounting(makeJob("/two.bin", file: "a.bin", options: withDigest))
-        XCTAssertEqual(first, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(first, ["ProbeOperation"], "the digest is computed in the step, off the transfer thread")
         XCTAssertEqual(try digested.get().sha256, GeneratedContent.sha256(size: 50_000, seed: 32))
 
         var withFlush = quickOptions()
         withFlush.syncBeforeRename = true
         let (flushed, second) = await runCounting(makeJob("/two.bin", file: "b.bin", options: withFlush))
-        XCTAssertEqual(second, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(second, ["ProbeOperation"])
         XCTAssertEqual(try flushed.get().outcome, .downloaded)
 
         let checksum = try XCTUnwrap(Checksum(algorithm: .sha256, hex: GeneratedContent.sha256(size: 50_000, seed: 32)))
         let (checked, third) = await runCounting(makeJob("/two.bin", file: "c.bin", checksum: checksum, options: quickOptions()))
-        XCTAssertEqual(third, ["ProbeOperation", "FinalizeOperation"])
+        XCTAssertEqual(third, ["ProbeOperation"])
         XCTAssertEqual(try checked.get().outcome, .downloaded)
+
+        // A wrong checksum still deletes the .part and fails.
+        let wrong = try XCTUnwrap(Checksum(algorithm: .sha256, hex: String(repeating: "0", count: 64)))
+        let mismatch = downloadError(await run(makeJob("/two.bin", file: "d.bin", checksum: wrong, options: quickOptions())))
+        XCTAssertEqual(mismatch?.kind, .checksumMismatch)
         XCTAssertEqual(files(), ["a.bin", "b.bin", "c.bin"])
+    }
+
+    /// One stream holds its transfer slot from its first request to its final name (the flush before
+    /// the rename included): with one slot, the next download's request comes after the rename.
+    func testAOneStreamDownloadHoldsItsSlotUntilItsFinalName() async throws {
+        limitTransfers(1)
+        server.serve("/first.bin", Resource(.generated(size: 8 << 20, seed: 36)))  // its digest takes a while
+        server.serve("/second.bin", Resource(.generated(size: 1_000, seed: 37)))
+        var options = quickOptions()
+        options.syncBeforeRename = true
+        options.computeSHA256 = true
+        let first = makeJob("/first.bin", options: options)
+        let second = makeJob("/second.bin", options: options)
+        let renamedBeforeSecond = LockedFlag()
+        let token = second.observe { [directory] _, event in
+            if case .started = event {
+                renamedBeforeSecond.set(FileManager.default.fileExists(atPath: directory!.appendingPathComponent("first.bin").path))
+            }
+        }
+        first.start(on: dispatcher)
+        second.start(on: dispatcher)
+        _ = try await first.run(on: dispatcher)
+        _ = try await second.value
+        token.invalidate()
+        XCTAssertTrue(renamedBeforeSecond.value, "the second download began after the first one's rename")
     }
 
     func testSegmentedDownloadsStillGetPartsAndAFinalizeStep() async throws {
@@ -100,7 +130,7 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         ])
         try state.save(to: directory.appendingPathComponent("q.bin.part.meta"))
         let (finalized, finalizeOperations) = await runCounting(makeJob("/q.bin", options: quickOptions()))
-        XCTAssertEqual(try finalized.get().outcome, .finalizedExisting)
+        XCTAssertEqual(try finalized.get().outcome, .finalizedPart)
         XCTAssertEqual(finalizeOperations, ["ProbeOperation"])
         XCTAssertEqual(server.requests(to: "/q.bin").count, 0)
         XCTAssertEqual(files(), ["q.bin"])
@@ -112,4 +142,11 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         XCTAssertEqual(short?.kind, .partialBody)
         XCTAssertFalse(files().contains("short.bin"))
     }
+}
+
+/// A flag set from any thread.
+final class LockedFlag: Sendable {
+    private let state = Locked(false)
+    func set(_ value: Bool = true) { state.withLock { $0 = value } }
+    var value: Bool { state.withLock { $0 } }
 }

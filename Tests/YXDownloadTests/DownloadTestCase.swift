@@ -15,10 +15,15 @@ class DownloadTestCase: XCTestCase {
     override func setUp() async throws {
         server = try await TestHTTPServer.start()
         engine = TransferEngine()
-        dispatcher = Dispatcher(name: name)
+        dispatcher = Dispatcher(name: name, queues: DownloadQueue.limits(transfers: 16))
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("yxdownload-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// At most `transfers` transfers at once on the test's dispatcher.
+    func limitTransfers(_ transfers: Int) {
+        for (queue, limit) in DownloadQueue.limits(transfers: transfers) { dispatcher.setLimit(limit, for: queue) }
     }
 
     override func tearDown() async throws {
@@ -33,7 +38,7 @@ class DownloadTestCase: XCTestCase {
     func fastOptions(connections: Int = 1, retries: Int = 5) -> DownloadOptions {
         var options = DownloadOptions()
         options.connections = connections
-        options.retry = RetryPolicy(retries: retries, initialDelay: 0.05, maxDelay: 0.2, jitter: 0)
+        options.retryPolicy = RetryPolicy(retries: retries, initialDelay: 0.05, maxDelay: 0.2, jitter: 0)
         options.computeSHA256 = true
         options.minimumSegmentSize = 64 * 1024
         return options
@@ -52,10 +57,26 @@ class DownloadTestCase: XCTestCase {
     func run(_ job: DownloadJob) async -> Result<DownloadResult, any Error> {
         do {
             let value = try await job.run(on: dispatcher)
-            guard let result = value as? DownloadResult else { return .failure(JobError.canceled) }
+            guard let result = value as? DownloadResult else { return .failure(CancellationError()) }
             return .success(result)
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// Waits, without blocking a thread, until `condition` holds (checked every 10 ms); fails the test
+    /// and throws after `timeout` seconds.
+    func waitUntil(
+        timeout: Double = 30, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: () -> Bool
+    ) async throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+        while !condition() {
+            if DispatchTime.now().uptimeNanoseconds > deadline {
+                XCTFail("timed out after \(timeout) s waiting for \(what)", file: file, line: line)
+                throw CancellationError()
+            }
+            try await Task.sleep(nanoseconds: 10_000_000)
         }
     }
 

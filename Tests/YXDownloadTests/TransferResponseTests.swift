@@ -34,4 +34,81 @@ final class TransferResponseTests: XCTestCase {
         response.consume(headerLine: "HTTP/1.0 404 Not Found\r\n")
         XCTAssertEqual(response.status, 404)
     }
+
+    // The cases below were found by `scripts/fuzz response-headers` (issue 12); each broke a property that
+    // the rest of the engine relies on.
+
+    private func response(_ lines: String...) -> TransferResponse {
+        var response = TransferResponse()
+        for line in lines { response.consume(headerLine: line + "\r\n") }
+        return response
+    }
+
+    func testContentRangeIsUsedOnlyWhenItsNumbersAreConsistent() {
+        func range(_ value: String) -> [Int64?]? {
+            response("HTTP/1.1 206 Partial Content", "Content-Range: \(value)").contentRange
+                .map { [$0.start, $0.end, $0.total] }
+        }
+        XCTAssertEqual(range("bytes 100-199/1000"), [100, 199, 1000])
+        XCTAssertEqual(range("bytes 0-0/*"), [0, 0, nil])
+        XCTAssertEqual(range("bytes */1000"), [nil, nil, 1000])
+        XCTAssertEqual(range("bytes */0"), [nil, nil, 0])
+        // Fuzzer inputs: a total that is not a number gave (nil, nil, nil); start > end was accepted.
+        XCTAssertNil(range("bytes */8\u{FFFD}27"))
+        XCTAssertNil(range("bytes */1000\rt-"))
+        XCTAssertNil(range("bytes 200-199/1000"))
+        XCTAssertNil(range("bytes */*"))
+        XCTAssertNil(range("bytes 0-1000/1000"), "the last byte is before the total")
+        XCTAssertNil(range("bytes 5--1/10"))
+        XCTAssertNil(range("bytes +1-+2/3"))
+        XCTAssertNil(range("bytes -/10"))
+        XCTAssertNil(range("bytes 0-9223372036854775808/9223372036854775809"), "overflow")
+    }
+
+    func testContentLengthIsDigitsOnly() {
+        // Fuzzer inputs: "Content-Length: -206" and "Content-Length:-100" gave negative lengths.
+        XCTAssertNil(response("HTTP/1.1 200 OK", "Content-Length: -206").contentLength)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "Content-Length:-100").contentLength)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "Content-Length: +5").contentLength)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "Content-Length: 99999999999999999999").contentLength)
+        XCTAssertEqual(response("HTTP/1.1 200 OK", "Content-Length: 0").contentLength, 0)
+        XCTAssertEqual(response("HTTP/1.1 200 OK", "Content-Length: 12").contentLength, 12)
+    }
+
+    func testRetryAfterIsFiniteAndNeverNegative() throws {
+        // Fuzzer input: "Retry-After: 1e400120" gave an infinite wait.
+        for value in ["1e400120", "inf", "-inf", "nan", "Infinity"] {
+            XCTAssertNil(response("HTTP/1.1 429 Too Many Requests", "Retry-After: \(value)").retryAfter, value)
+        }
+        XCTAssertNil(response("HTTP/1.1 429 Too Many Requests", "Retry-After: -5").retryAfter, "not delay-seconds")
+        XCTAssertEqual(response("HTTP/1.1 429 Too Many Requests", "Retry-After: 120").retryAfter, 120)
+        let date = try XCTUnwrap(
+            response("HTTP/1.1 503 Unavailable", "Retry-After: Fri, 31 Dec 2100 23:59:59 GMT").retryAfter)
+        XCTAssertTrue(date.isFinite && date > 0)
+    }
+
+    func testARetryAfterThatIsNotASCIIIsIgnoredAndDoesNotCrash() {
+        // Fuzzer input: "Retry-After: Sunday" + U+05BC + ...; on Linux `DateFormatter.date(from:)` stops the
+        // process on such text ("Incorrect range CFRange"), so a 429 or 503 with it crashed `yxdownload`.
+        XCTAssertNil(response("HTTP/1.1 503 Service Unavailable", "Retry-After: Sun\u{05BC}").retryAfter)
+        XCTAssertNil(
+            response("HTTP/1.1 503 Service Unavailable", "Retry-After: Sunday\u{05BC}\u{FFFD}\"x\"").retryAfter)
+        XCTAssertNil(HTTPDate.parse("Fri, 31 Dec 2100 23:59:59 GMT\u{0}"))
+        XCTAssertNotNil(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"))
+        XCTAssertNotNil(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT"))
+        XCTAssertNotNil(HTTPDate.parse("Sun Nov  6 08:49:37 1994"))
+    }
+
+    func testValidatorsWithControlCharactersAreNotSentBack() {
+        // Fuzzer inputs: a bare CR or a vertical tab inside ETag or Last-Modified, which go back to the
+        // server in If-Range.
+        XCTAssertNil(response("HTTP/1.1 200 OK", "ETag: W/\"w\"\r\u{80}").etag)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "ETag: \"abc\"\rct 2015 04:28:00 GMT").etag)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "Last-Modified: Wed, 21 Oct 2015 07:28:00 GM\u{0B}").lastModified)
+        XCTAssertNil(response("HTTP/1.1 200 OK", "ETag: \"a\u{0}b\"").etag)
+        XCTAssertEqual(response("HTTP/1.1 200 OK", "ETag: W/\"w\"").etag, "W/\"w\"")
+        XCTAssertEqual(
+            response("HTTP/1.1 200 OK", "Last-Modified: Wed, 21 Oct 2015 07:28:00 GMT").lastModified,
+            "Wed, 21 Oct 2015 07:28:00 GMT")
+    }
 }

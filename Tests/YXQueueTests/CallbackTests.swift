@@ -33,7 +33,7 @@ final class CallbackTests: XCTestCase {
             XCTAssertEqual(log.dropLast().last, .progress(1), "the final progress is delivered")
             // 2,000 reports over ~20 ms are throttled to a handful of callbacks.
             XCTAssertLessThan(log.count, 50, "progress is throttled")
-            XCTAssertEqual(job.state, .finishedSuccess)
+            XCTAssertEqual(job.state, .finished)
             XCTAssertEqual(job.result as? Int, job.tag)
             XCTAssertEqual(job.progress, 1)
         }
@@ -41,31 +41,32 @@ final class CallbackTests: XCTestCase {
 
     func testAWeightChangedWhileRunningCountsAndProgressNeverGoesBack() async throws {
         let dispatcher = Dispatcher(name: "weights")
-        let model = OperationModel(type: "weights", maxConcurrentOperationCount: 2)
+        let model = "weights"
+        dispatcher.setLimit(2, for: model)
         let checked = Gate()
         let release = Gate()
-        let job = GraphJob {
+        let job = TestGraphJob {
             // `first` starts uncounted, then learns it does three quarters of the work.
-            let first = TaskOperation(model: model) { op in
+            let first = AnyTaskOperation(queue: model) { op in
                 op.reportProgress(0.5)  // weight 0: the job stays at 0
                 op.progressWeight = 3
                 op.reportProgress(1)  // 3 × 1 of 3 + 1: the job is at 0.75
                 checked.open()
-                release.wait()
+                await release.opened()
                 op.progressWeight = 1  // would lower the job to 0.5: it stays at 0.75
                 return nil
             }
             first.progressWeight = 0
-            let second = TaskOperation(model: model) { _ in nil }
+            let second = AnyTaskOperation(queue: model) { _ in nil }
             second.addPrerequisite(first)
             return [first, second]
         }
         dispatcher.add(job)
-        XCTAssertTrue(checked.wait())
-        eventually { job.progress == 0.75 }
+        await assertOpens(checked)
+        await eventually { job.progress == 0.75 }
         release.open()
         await dispatcher.waitForAllJobs()
-        XCTAssertEqual(job.state, .finishedSuccess)
+        XCTAssertEqual(job.state, .finished)
         XCTAssertEqual(job.progress, 1)
     }
 
@@ -79,13 +80,13 @@ final class CallbackTests: XCTestCase {
             op.reportProgress(0.2)
             op.reportProgress(0.3)  // within the throttle window: delivered by the trailing flush
             reported.open()
-            release.wait()
+            await release.opened()
             return nil
         }
         let token = job.onProgress { _, value in seen.append(value) }
         dispatcher.add(job)
-        reported.wait()
-        eventually { seen.all.contains(0.3) }
+        await reported.opened()
+        await eventually { seen.all.contains(0.3) }
         release.open()
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(seen.all, [0.1, 0.3, 1.0])
@@ -96,7 +97,7 @@ final class CallbackTests: XCTestCase {
         let dispatcher = Dispatcher(name: "weak")
         let gate = Gate()
         let job = ClosureJob { _ in
-            gate.wait()
+            await gate.opened()
             return nil
         }
         weak var weakRecorder: Recorder?
@@ -152,7 +153,7 @@ final class CallbackTests: XCTestCase {
         dispatcher.add(job)
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(events.all, ["start", "progress 0.5", "fail 7"])
-        XCTAssertEqual(job.state, .finishedFailed)
+        XCTAssertEqual(job.state, .failed)
         XCTAssertEqual(job.error as? TestFailure, TestFailure(code: 7))
         withExtendedLifetime(tokens) {}
     }

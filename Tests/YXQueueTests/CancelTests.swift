@@ -30,23 +30,24 @@ final class UntilCanceledOperation: QueueOperation, @unchecked Sendable {
 }
 
 final class UntilCanceledJob: Job, @unchecked Sendable {
-    override class var operationType: QueueOperation.Type { UntilCanceledOperation.self }
-    override var operationModel: OperationModel { OperationModel(type: "until-canceled", maxConcurrentOperationCount: 2) }
+    override class var operationClass: QueueOperation.Type { UntilCanceledOperation.self }
+    override var queue: String { "until-canceled" }
     var operation: UntilCanceledOperation? { manager?.operations.first as? UntilCanceledOperation }
 }
 
 final class CancelTests: XCTestCase {
     func testCancelPendingJobNeverRunsIt() async throws {
         let dispatcher = Dispatcher(name: "cancel-pending")
-        let model = OperationModel(type: "one", maxConcurrentOperationCount: 1)
+        let model = "one"
+        dispatcher.setLimit(1, for: model)
         let gate = Gate()
         let ran = Log<Int>()
-        let blocker = ClosureJob(tag: 1, model: model) { _ in
+        let blocker = ClosureJob(tag: 1, queue: model) { _ in
             ran.append(1)
-            gate.wait()
+            await gate.opened()
             return nil
         }
-        let pending = ClosureJob(tag: 2, model: model) { _ in
+        let pending = ClosureJob(tag: 2, queue: model) { _ in
             ran.append(2)
             return nil
         }
@@ -54,7 +55,7 @@ final class CancelTests: XCTestCase {
         pending.addDelegate(recorder)
         dispatcher.add(blocker)
         dispatcher.add(pending)
-        eventually { ran.all == [1] }
+        await eventually { ran.all == [1] }
         XCTAssertEqual(pending.state, .ready)
         dispatcher.cancel(pending)
         XCTAssertEqual(pending.state, .canceled)
@@ -62,66 +63,67 @@ final class CancelTests: XCTestCase {
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(ran.all, [1], "a canceled pending job never runs")
         XCTAssertEqual(recorder.log(of: pending), [.canceled])
-        XCTAssertEqual(blocker.state, .finishedSuccess)
+        XCTAssertEqual(blocker.state, .finished)
     }
 
     func testCancelingAQueuedOperationDirectlyCancelsItsJob() async throws {
         let dispatcher = Dispatcher(name: "cancel-operation")
-        let model = OperationModel(type: "cancel-operation", maxConcurrentOperationCount: 1)
+        let model = "cancel-operation"
+        dispatcher.setLimit(1, for: model)
         let gate = Gate()
-        let blocker = ClosureJob(tag: 1, model: model) { _ in
-            gate.wait()
+        let blocker = ClosureJob(tag: 1, queue: model) { _ in
+            await gate.opened()
             return nil
         }
-        let waiting = ClosureJob(tag: 2, model: model) { _ in nil }
+        let waiting = ClosureJob(tag: 2, queue: model) { _ in nil }
         let recorder = Recorder()
         waiting.addDelegate(recorder)
         dispatcher.add(blocker)
         dispatcher.add(waiting)
-        eventually { blocker.state == .executing && waiting.manager?.operations.first != nil }
+        await eventually { blocker.state == .executing && waiting.manager?.operations.first != nil }
         // Not through the job: the operation itself, while it waits in its queue.
         try XCTUnwrap(waiting.manager?.operations.first).cancel()
         gate.open()
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(waiting.state, .canceled, "the job does not wait for ever for its canceled operation")
         XCTAssertEqual(recorder.log(of: waiting), [.canceled])
-        XCTAssertEqual(blocker.state, .finishedSuccess)
+        XCTAssertEqual(blocker.state, .finished)
     }
 
-    func testCancelExecutingJobIsSeenWithin100ms() async throws {
+    func testCancelReachesTheExecutingWorkBeforeCancelReturns() async throws {
         let dispatcher = Dispatcher(name: "cancel-executing")
         let job = UntilCanceledJob()
         let recorder = Recorder()
         job.addDelegate(recorder)
         dispatcher.add(job)
         var operation: UntilCanceledOperation?
-        eventually { operation = job.operation; return operation != nil }
-        XCTAssertTrue(try XCTUnwrap(operation).started.wait())
+        await eventually { operation = job.operation; return operation != nil }
+        await assertOpens(try XCTUnwrap(operation).started)
         XCTAssertEqual(job.state, .executing)
-        let canceledAt = DispatchTime.now().uptimeNanoseconds
         job.cancel()
-        let sawAt = try XCTUnwrap(try XCTUnwrap(operation).sawCancel.withLock { $0 })
-        XCTAssertLessThan(Double(sawAt - canceledAt) / 1e6, 100, "the work sees cancellation within 100 ms")
+        // Prompt without a clock: the work is told on the canceling thread, before `cancel()` returns.
+        XCTAssertNotNil(try XCTUnwrap(operation).sawCancel.withLock { $0 }, "the work was told during cancel()")
+        XCTAssertEqual(job.state, .canceled)
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(recorder.log(of: job), [.started, .canceled])
-        XCTAssertEqual(job.state, .canceled)
-        eventually { operation?.isFinished == true }
+        await eventually { operation?.isFinished == true }
     }
 
     func testCancelingAJobWithDependentsNeverRunsThem() async throws {
         let dispatcher = Dispatcher(name: "cancel-graph")
-        let model = OperationModel(type: "cancel-graph", maxConcurrentOperationCount: 4)
+        let model = "cancel-graph"
+        dispatcher.setLimit(4, for: model)
         let ran = Log<String>()
-        let first = UntilCanceledOperation(model: model)
-        let job = GraphJob {
-            let second = TaskOperation(model: model) { _ in ran.append("second"); return nil }
-            let third = TaskOperation(model: model) { _ in ran.append("third"); return nil }
+        let first = UntilCanceledOperation(queue: model)
+        let job = TestGraphJob {
+            let second = AnyTaskOperation(queue: model) { _ in ran.append("second"); return nil }
+            let third = AnyTaskOperation(queue: model) { _ in ran.append("third"); return nil }
             second.addPrerequisite(first)
             third.addPrerequisite(second)
             return [first, second, third]
         }
         dispatcher.add(job)
-        XCTAssertTrue(first.started.wait())
+        await assertOpens(first.started)
         job.cancel()
         await dispatcher.waitForAllJobs()
         try await Task.sleep(nanoseconds: 50_000_000)
@@ -162,7 +164,7 @@ final class CancelTests: XCTestCase {
         dispatcher.cancel(job)
         dispatcher.cancelAll()
         try await Task.sleep(nanoseconds: 20_000_000)
-        XCTAssertEqual(job.state, .finishedSuccess)
+        XCTAssertEqual(job.state, .finished)
         XCTAssertEqual(job.result as? String, "result")
         XCTAssertEqual(recorder.log(of: job), [.started, .progress(1), .finished])
     }
@@ -182,7 +184,7 @@ final class CancelTests: XCTestCase {
         job.addDelegate(recorder)
         dispatcher.add(job)
         await dispatcher.waitForAllJobs()
-        XCTAssertEqual(job.state, .finishedFailed)
+        XCTAssertEqual(job.state, .failed)
         XCTAssertTrue(job.restart())
         let result = try await job.value
         XCTAssertEqual(result as? String, "ok on attempt 2")
@@ -192,13 +194,13 @@ final class CancelTests: XCTestCase {
 
         let canceled = UntilCanceledJob()
         dispatcher.add(canceled)
-        eventually { canceled.operation != nil }
-        XCTAssertTrue(try XCTUnwrap(canceled.operation).started.wait())
-        canceled.manager?.pause()
+        await eventually { canceled.operation != nil }
+        await assertOpens(try XCTUnwrap(canceled.operation).started)
+        canceled.manager?.cancel()
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(canceled.state, .canceled)
         XCTAssertTrue(try XCTUnwrap(canceled.manager).restart())
-        eventually { canceled.operation?.started.isOpen == true && canceled.state == .executing }
+        await eventually { canceled.operation?.started.isOpen == true && canceled.state == .executing }
         canceled.cancel()
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(canceled.attempt, 2)
@@ -225,18 +227,18 @@ final class CancelTests: XCTestCase {
             }
         }
         final class SlowStopJob: Job, @unchecked Sendable {
-            override class var operationType: QueueOperation.Type { SlowStopOperation.self }
+            override class var operationClass: QueueOperation.Type { SlowStopOperation.self }
         }
         let dispatcher = Dispatcher(name: "restart-drain")
         let job = SlowStopJob()
         for _ in 0..<3 {
             dispatcher.add(job)
-            eventually { job.state == .executing }
+            await eventually { job.state == .executing }
             job.cancel()
             XCTAssertEqual(job.state, .canceled, "cancel is reported at once")
         }
         await dispatcher.waitForAllJobs()
-        eventually { SlowStopOperation.live.withLock { $0 } == 0 }
+        await eventually { SlowStopOperation.live.withLock { $0 } == 0 }
         XCTAssertFalse(SlowStopOperation.overlap.withLock { $0 }, "attempts overlapped")
         XCTAssertEqual(job.attempt, 3)
     }
@@ -247,7 +249,7 @@ final class CancelTests: XCTestCase {
         let recorder = Recorder()
         job.addDelegate(recorder)
         dispatcher.add(job)
-        eventually { job.operation?.started.isOpen == true }
+        await eventually { job.operation?.started.isOpen == true }
         dispatcher.drop(job)
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(job.state, .dropped)
@@ -266,8 +268,8 @@ final class CancelTests: XCTestCase {
         XCTAssertTrue(JobState.ready.canTransition(to: .executing))
         XCTAssertTrue(JobState.executing.canTransition(to: .canceled))
         XCTAssertTrue(JobState.canceled.canTransition(to: .ready))
-        XCTAssertTrue(JobState.finishedFailed.canTransition(to: .ready))
-        XCTAssertFalse(JobState.finishedSuccess.canTransition(to: .ready))
+        XCTAssertTrue(JobState.failed.canTransition(to: .ready))
+        XCTAssertFalse(JobState.finished.canTransition(to: .ready))
         XCTAssertFalse(JobState.executing.canTransition(to: .ready))
         XCTAssertFalse(JobState.canceled.canTransition(to: .executing))
         for state in JobState.allCases {

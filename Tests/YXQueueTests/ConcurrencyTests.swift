@@ -22,13 +22,13 @@ final class ConcurrencyTests: XCTestCase {
         let dispatcher = Dispatcher(name: "task-cancel")
         let job = UntilCanceledJob()
         let task = Task { try await job.run(on: dispatcher) }
-        eventually { job.operation?.started.isOpen == true }
+        await eventually { job.operation?.started.isOpen == true }
         task.cancel()
         do {
             _ = try await task.value
             XCTFail("expected cancellation")
         } catch {
-            XCTAssertEqual(error as? JobError, .canceled)
+            XCTAssertTrue(error is CancellationError, "\(error)")
         }
         XCTAssertEqual(job.state, .canceled)
     }
@@ -75,7 +75,7 @@ final class ConcurrencyTests: XCTestCase {
             if case .progress = event { break }
         }
         // The stream's observer is removed once the iteration ended.
-        eventually { job.core.withLock { $0.observers.isEmpty } }
+        await eventually { job.core.withLock { $0.observers.isEmpty } }
         await dispatcher.waitForAllJobs()
     }
 
@@ -87,13 +87,14 @@ final class ConcurrencyTests: XCTestCase {
         let recorder = Recorder()
         let probe = ConcurrencyProbe()
         let limits = ["s1": 2, "s2": 3, "s3": 5]
-        let models = limits.map { OperationModel(type: $0.key, maxConcurrentOperationCount: $0.value) }
+        for (queue, limit) in limits { dispatcher.setLimit(limit, for: queue) }
+        let models = Array(limits.keys)
         let count = 10_000
         let jobs: [ClosureJob] = (0..<count).map { index in
             let model = models[index % models.count]
-            return ClosureJob(tag: index, model: model) { op in
-                probe.enter(model.type)
-                defer { probe.leave(model.type) }
+            return ClosureJob(tag: index, queue: model) { op in
+                probe.enter(model)
+                defer { probe.leave(model) }
                 op.reportProgress(0.5)
                 if index % 7 == 0 { throw TestFailure(code: index) }
                 if index % 5 == 0 { try await Task.sleep(nanoseconds: 200_000) }
@@ -129,10 +130,11 @@ final class ConcurrencyTests: XCTestCase {
                 done.leave()
             }
         }
-        everybodyHere.wait()
+        // Wait for the threads without holding a thread of the cooperative pool (the jobs run there).
+        await withCheckedContinuation { everybodyHere.notify(queue: .global(), execute: $0.resume) }
         for worker in 0..<4 { _ = worker; go.signal() }
         for job in jobs { dispatcher.add(job) }
-        done.wait()
+        await withCheckedContinuation { done.notify(queue: .global(), execute: $0.resume) }
         await dispatcher.waitForAllJobs()
 
         XCTAssertEqual(recorder.allViolations, [])
@@ -148,10 +150,10 @@ final class ConcurrencyTests: XCTestCase {
             XCTAssertFalse(job.isActive)
             if job.attempt > 1 { restartedJobs += 1 }
             switch job.state {
-            case .finishedSuccess:
+            case .finished:
                 XCTAssertEqual(job.result as? Int, job.tag)
                 XCTAssertEqual(log.last, .finished)
-            case .finishedFailed:
+            case .failed:
                 XCTAssertEqual(job.tag % 7, 0)
                 XCTAssertEqual(log.last, .failed)
             case .canceled:

@@ -2,82 +2,77 @@ import Foundation
 import XCTest
 import YXQueue
 
-// The README's example, compiled and run: a job of two dependent operations (count the words of a
-// file, then summarize), with a delegate, a closure handler and the async form.
+// The README's quick start 3, verbatim (DocumentationTests checks that every line of its Swift blocks is
+// here, in order), compiled and run.
 
-/// Counts the words of a text file, then writes a one-line summary.
-final class WordCountJob: Job, @unchecked Sendable {
+/// A report on a text file: its words and its lines.
+struct TextReport: JobDefinition {
+    static let name = "text-report"      // stable: what logs, metrics and stores see
     let file: URL
 
-    init(file: URL) {
-        self.file = file
-        super.init()
-    }
-
-    override class var managerType: JobManager.Type { WordCountManager.self }
-}
-
-final class WordCountManager: JobManager, @unchecked Sendable {
-    static let io = OperationModel(type: "io", maxConcurrentOperationCount: 4)
-    static let cpu = OperationModel(type: "cpu", maxConcurrentOperationCount: 2)
-
-    override func makeOperations() -> [QueueOperation] {
-        let file = (job as! WordCountJob).file
-        let read = TaskOperation(model: Self.io) { _ in try String(contentsOf: file, encoding: .utf8) }
-        let count = TaskOperation(model: Self.cpu) { operation in
-            let text = read.result as? String ?? ""
-            let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
-            operation.reportProgress(1)
-            return "\(file.lastPathComponent): \(words.count) words"
+    var work: JobWork<String> {
+        let text = JobStep(on: "io") { _ in try String(contentsOf: file, encoding: .utf8) }
+        let words = JobStep(on: "cpu", after: text) { text, _ in
+            text.split(whereSeparator: { $0 == " " || $0 == "\n" }).count
         }
-        count.addPrerequisite(read)  // `count` enters its queue only after `read` finished
-        return [read, count]
-    }
-}
-
-final class PrintingDelegate: JobDelegate, @unchecked Sendable {
-    let lines = NSLock()
-    private var printed: [String] = []
-    var all: [String] { lines.withLock { printed } }
-
-    func job(_ job: Job, didFinishWith result: (any Sendable)?) {
-        lines.withLock { printed.append("finished: \(result ?? "")") }
-    }
-    func job(_ job: Job, didFailWith error: any Error) {
-        lines.withLock { printed.append("failed: \(error)") }
+        let lines = JobStep(on: "cpu", after: text) { text, _ in text.split(separator: "\n").count }
+        let report = JobStep(on: "cpu", after: words, lines) { words, lines, _ in
+            "\(file.lastPathComponent): \(words) words, \(lines) lines"
+        }
+        return JobWork(report)
     }
 }
 
 final class ReadmeExampleTests: XCTestCase {
     func testTheReadmeExampleRuns() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString).txt")
-        try "the quick brown fox\njumps over the lazy dog\n".write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let dispatcher = Dispatcher(name: "readme")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let previous = FileManager.default.currentDirectoryPath
+        _ = FileManager.default.changeCurrentDirectoryPath(folder.path)
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
+        try "the quick brown fox\njumps over the lazy dog\n".write(
+            to: folder.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
 
-        // 1. Delegate form.
-        let delegate = PrintingDelegate()
-        let job = WordCountJob(file: file)
-        job.addDelegate(delegate)
-        dispatcher.add(job)
+        let dispatcher = Dispatcher(name: "reports", queues: ["io": 4, "cpu": 2])
+        let notes = URL(fileURLWithPath: "notes.txt")
 
-        // 2. Closure form (keep the token as long as you want the callbacks).
-        let token = job.onFinish { _, result in print("closure:", result ?? "") }
+        // 1. async/await: the output is a String, no cast; cancelling the task cancels the job.
+        let report = try await dispatcher.run(TextReport(file: notes))
+        XCTAssertEqual(report, "notes.txt: 9 words, 2 lines")
 
-        // 3. Async form.
-        let summary = try await WordCountJob(file: file).run(on: dispatcher) as? String
-
-        // 4. The event stream of one attempt, as the README prints it.
-        let watched = WordCountJob(file: file)
-        let events = watched.events
-        dispatcher.add(watched)
+        // 2. A handle: typed events, progress, cancel.
+        let handle = dispatcher.start(TextReport(file: notes))
         var seen: [String] = []
-        for await event in events { seen.append(event.description) }
-        XCTAssertEqual(seen, ["started", "progress(0.5)", "progress(1.0)", "finished"])
+        for await event in handle.events {
+            print(event)                      // started, progress(…), finished("notes.txt: 9 words, 2 lines")
+            if case .finished(let output) = event { seen.append(output) }
+        }
+        XCTAssertEqual(seen, ["notes.txt: 9 words, 2 lines"])
 
-        await dispatcher.waitForAllJobs()
-        XCTAssertEqual(summary, "\(file.lastPathComponent): 9 words")
-        XCTAssertEqual(delegate.all, ["finished: \(file.lastPathComponent): 9 words"])
+        // 3. Delegates and closures, on the class-layer Job behind the handle: add them, then start.
+        final class Printer: JobDelegate {    // every method is optional; held weakly
+            func job(_ job: Job, didFailWith error: any Error) { print("\(job.name) failed: \(error)") }
+        }
+        let printer = Printer()
+        let watched = JobHandle(TextReport(file: notes))
+        watched.job.addDelegate(printer)
+        let token = watched.job.onFinish { _, _ in print("closure: done") }   // released token: no more calls
+        watched.start(on: dispatcher)
+        print(try await watched.value)
+        XCTAssertEqual(watched.output, report)
         _ = token
+
+        let checksum = GraphJob(name: "checksum") { _ in
+            let read = TaskOperation(queue: "io") { _ in try Data(contentsOf: notes) }
+            let sum = TaskOperation(queue: "cpu") { _ in (read.output ?? Data()).reduce(0) { $0 &+ Int($1) } }
+            sum.addPrerequisite(read)         // `sum` enters its queue only after `read` finished
+            return [read, sum]
+        }
+        checksum.addDelegate(printer)
+        let total = try await checksum.run(on: dispatcher)   // the job's result: (any Sendable)?
+        let bytes = try Data(contentsOf: notes)
+        XCTAssertEqual(total as? Int, bytes.reduce(0) { $0 &+ Int($1) })
+        XCTAssertEqual(checksum.name, "checksum")
     }
 }

@@ -9,10 +9,11 @@ final class SchedulingTests: XCTestCase {
     /// as soon as one completes (the Linux OperationQueue trap DESIGN.md describes).
     func testNextOperationStartsWhenAnAsynchronousOneCompletes() async throws {
         let dispatcher = Dispatcher(name: "async-slot")
-        let model = OperationModel(type: "serial", maxConcurrentOperationCount: 1)
+        let model = "serial"
+        dispatcher.setLimit(1, for: model)
         let order = Log<String>()
         let jobs = (0..<3).map { index in
-            ClosureJob(tag: index, model: model) { _ in
+            ClosureJob(tag: index, queue: model) { _ in
                 order.append("begin \(index)")
                 // Completes later from another thread, with no thread blocked meanwhile.
                 try await Task.sleep(nanoseconds: 20_000_000)
@@ -26,15 +27,15 @@ final class SchedulingTests: XCTestCase {
     }
 
     func testPerTypeLimitsHoldAndTypesRunSideBySide() async throws {
-        let dispatcher = Dispatcher(name: "limits")
         let probe = ConcurrencyProbe()
         let limits = ["alpha": 2, "beta": 3, "gamma": 1]
+        let dispatcher = Dispatcher(name: "limits", queues: limits)
         var jobs: [Job] = []
-        for (type, limit) in limits {
-            let model = OperationModel(type: type, maxConcurrentOperationCount: limit)
+        for type in limits.keys {
+            let model = type
             for index in 0..<12 {
                 jobs.append(
-                    ClosureJob(tag: index, model: model) { _ in
+                    ClosureJob(tag: index, queue: model) { _ in
                         probe.enter(type)
                         try await Task.sleep(nanoseconds: 3_000_000)
                         probe.leave(type)
@@ -50,24 +51,26 @@ final class SchedulingTests: XCTestCase {
         }
         XCTAssertEqual(probe.peak("beta"), 3, "a limit of 3 is used in full")
         XCTAssertGreaterThan(probe.peakTotal, 3, "different types run side by side")
-        XCTAssertTrue(jobs.allSatisfy { $0.state == .finishedSuccess })
-        XCTAssertEqual(Set(dispatcher.operationTypes), Set(limits.keys))
-        XCTAssertEqual(dispatcher.queue(for: OperationModel(type: "beta")).maxConcurrentOperationCount, 3)
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
+        XCTAssertEqual(Set(dispatcher.queueNames), Set(limits.keys))
+        XCTAssertEqual(dispatcher.limit(for: "beta"), 3)
+        XCTAssertEqual(dispatcher.limit(for: "never-configured"), dispatcher.defaultLimit)
     }
 
     func testGraphRunsInDependencyOrderWithAggregatedProgress() async throws {
         let dispatcher = Dispatcher(name: "graph")
         let order = Log<String>()
-        let model = OperationModel(type: "graph", maxConcurrentOperationCount: 4)
+        let model = "graph"
+        dispatcher.setLimit(4, for: model)
         let bothRunning = Gate()
         let running = Locked(0)
-        @Sendable func step(_ name: String, parallel: Bool = false) -> TaskOperation {
-            TaskOperation(model: model, resourceIdentifier: name) { op in
+        @Sendable func step(_ name: String, parallel: Bool = false) -> AnyTaskOperation {
+            AnyTaskOperation(queue: model, resourceIdentifier: name) { op in
                 order.append("start \(name)")
                 if parallel {
                     // B and C must be able to run at the same time.
                     if running.withLock({ $0 += 1; return $0 }) == 2 { bothRunning.open() }
-                    XCTAssertTrue(bothRunning.wait(seconds: 5))
+                    guard await bothRunning.opened() else { throw TestFailure(code: -1) }
                 }
                 op.reportProgress(0.5)
                 try await Task.sleep(nanoseconds: 120_000_000)
@@ -75,13 +78,13 @@ final class SchedulingTests: XCTestCase {
                 return name
             }
         }
-        let job = GraphJob {
+        let job = TestGraphJob {
             let a = step("A")
             let b = step("B", parallel: true)
             let c = step("C", parallel: true)
             let d = step("D")
             b.addPrerequisite(a)
-            c.addDependency(a)  // redirected to addPrerequisite
+            c.addPrerequisite(a)
             d.addPrerequisite(b)
             d.addPrerequisite(c)
             return [d, c, b, a]
@@ -109,10 +112,11 @@ final class SchedulingTests: XCTestCase {
     func testFailedOperationFailsTheJobAndDependentsNeverRun() async throws {
         let dispatcher = Dispatcher(name: "fail-graph")
         let ran = Log<String>()
-        let model = OperationModel(type: "fail-graph", maxConcurrentOperationCount: 4)
-        let job = GraphJob {
-            let a = TaskOperation(model: model) { _ in ran.append("A"); throw TestFailure(code: 1) }
-            let b = TaskOperation(model: model) { _ in ran.append("B"); return nil }
+        let model = "fail-graph"
+        dispatcher.setLimit(4, for: model)
+        let job = TestGraphJob {
+            let a = AnyTaskOperation(queue: model) { _ in ran.append("A"); throw TestFailure(code: 1) }
+            let b = AnyTaskOperation(queue: model) { _ in ran.append("B"); return nil }
             b.addPrerequisite(a)
             return [a, b]
         }
@@ -128,22 +132,22 @@ final class SchedulingTests: XCTestCase {
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(ran.all, ["A"])
         XCTAssertEqual(recorder.log(of: job), [.started, .failed])
-        XCTAssertEqual(job.state, .finishedFailed)
+        XCTAssertEqual(job.state, .failed)
     }
 
     func testCycleAndForeignPrerequisiteFailTheJob() async throws {
         let dispatcher = Dispatcher(name: "cycle")
-        let model = OperationModel(type: "cycle")
-        let cyclic = GraphJob {
-            let a = TaskOperation(model: model) { _ in nil }
-            let b = TaskOperation(model: model) { _ in nil }
+        let model = "cycle"
+        let cyclic = TestGraphJob {
+            let a = AnyTaskOperation(queue: model) { _ in nil }
+            let b = AnyTaskOperation(queue: model) { _ in nil }
             a.addPrerequisite(b)
             b.addPrerequisite(a)
             return [a, b]
         }
-        let foreign = GraphJob {
-            let outsider = TaskOperation(model: model) { _ in nil }
-            let a = TaskOperation(model: model) { _ in nil }
+        let foreign = TestGraphJob {
+            let outsider = AnyTaskOperation(queue: model) { _ in nil }
+            let a = AnyTaskOperation(queue: model) { _ in nil }
             a.addPrerequisite(outsider)
             return [a]
         }
@@ -160,13 +164,13 @@ final class SchedulingTests: XCTestCase {
 
     func testManagerCanGrowTheGraphWhenAnOperationFinishes() async throws {
         final class ProbeThenPartsManager: JobManager, @unchecked Sendable {
-            let model = OperationModel(type: "parts", maxConcurrentOperationCount: 8)
-            let finalize = Locked<TaskOperation?>(nil)
+            let model = "parts"
+            let finalize = Locked<AnyTaskOperation?>(nil)
             let seen = Log<String>()
             override func makeOperations() -> [QueueOperation] {
-                let probe = TaskOperation(model: model, resourceIdentifier: "probe") { _ in 4 }
+                let probe = AnyTaskOperation(queue: model, resourceIdentifier: "probe") { _ in 4 }
                 let seen = self.seen
-                let finalize = TaskOperation(model: model, resourceIdentifier: "finalize") { _ in
+                let finalize = AnyTaskOperation(queue: model, resourceIdentifier: "finalize") { _ in
                     seen.append("finalize")
                     return "done"
                 }
@@ -180,7 +184,7 @@ final class SchedulingTests: XCTestCase {
                 else { return }
                 let seen = self.seen
                 let parts = (0..<count).map { index in
-                    TaskOperation(model: model, resourceIdentifier: "part") { _ in
+                    AnyTaskOperation(queue: model, resourceIdentifier: "part") { _ in
                         try await Task.sleep(nanoseconds: 5_000_000)
                         seen.append("part \(index)")
                         return nil
@@ -194,7 +198,7 @@ final class SchedulingTests: XCTestCase {
             }
         }
         final class PartsJob: Job, @unchecked Sendable {
-            override class var managerType: JobManager.Type { ProbeThenPartsManager.self }
+            override class var managerClass: JobManager.Type { ProbeThenPartsManager.self }
         }
         let dispatcher = Dispatcher(name: "grow")
         let job = PartsJob()
@@ -224,24 +228,23 @@ final class SchedulingTests: XCTestCase {
         dispatcher.resumeAll()
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(Set(started.all), Set(0..<10))
-        XCTAssertTrue(jobs.allSatisfy { $0.state == .finishedSuccess })
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
     }
 
     func testTwoDispatchersShareNoQueuesOrState() async throws {
-        let first = Dispatcher(name: "first")
-        let second = Dispatcher(name: "second")
-        let model = OperationModel(type: "same-type", maxConcurrentOperationCount: 1)
-        XCTAssertFalse(first.queue(for: model) === second.queue(for: model))
+        let model = "same-type"
+        let first = Dispatcher(name: "first", queues: [model: 1])
+        let second = Dispatcher(name: "second", queues: [model: 1])
         first.pauseAll()
         let gate = Gate()
-        let held = ClosureJob(model: model) { _ in nil }
-        let running = ClosureJob(model: model) { _ in
+        let held = ClosureJob(queue: model) { _ in nil }
+        let running = ClosureJob(queue: model) { _ in
             gate.open()
             return "second"
         }
         first.add(held)
         second.add(running)
-        XCTAssertTrue(gate.wait(seconds: 5), "pausing one dispatcher does not hold the other")
+        await assertOpens(gate, "pausing one dispatcher does not hold the other")
         let result = try await running.value
         XCTAssertEqual(result as? String, "second")
         XCTAssertEqual(first.activeJobs.count, 1)
@@ -260,7 +263,7 @@ final class SchedulingTests: XCTestCase {
         XCTAssertTrue(job.start())
         XCTAssertTrue(job.dispatcher === Dispatcher.shared)
         Dispatcher.shared.waitUntilAllJobsAreFinished()
-        XCTAssertEqual(job.state, .finishedSuccess)
+        XCTAssertEqual(job.state, .finished)
         XCTAssertEqual(job.result as? String, "shared")
         XCTAssertFalse(job.start(), "a finished job reports its result instead of running again")
     }
@@ -273,12 +276,12 @@ final class SchedulingTests: XCTestCase {
             }
         }
         final class EchoJob: Job, @unchecked Sendable {
-            override class var operationType: QueueOperation.Type { EchoOperation.self }
-            override var operationModel: OperationModel { OperationModel(type: "echo", maxConcurrentOperationCount: 2) }
+            override class var operationClass: QueueOperation.Type { EchoOperation.self }
+            override var queue: String { "echo" }
         }
         let dispatcher = Dispatcher(name: "default-manager")
         let result = try await EchoJob(tag: 21).run(on: dispatcher)
         XCTAssertEqual(result as? Int, 42)
-        XCTAssertEqual(dispatcher.operationTypes, ["echo"])
+        XCTAssertEqual(dispatcher.queueNames, ["echo"])
     }
 }

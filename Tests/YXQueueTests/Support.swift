@@ -94,27 +94,64 @@ final class ConcurrencyProbe: Sendable {
     var peakTotal: Int { counts.withLock { $0.peakTotal } }
 }
 
-/// A one-shot gate: `wait` blocks until `open` (with a timeout so a broken test fails instead of hanging).
+/// A one-shot gate: waiters block (threads) or suspend (tasks) until `open`, with a timeout so that a
+/// broken test fails instead of hanging.
 final class Gate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
     private let semaphore = DispatchSemaphore(value: 0)
-    private let opened = Locked(false)
+    private let state = Locked(State())
 
     func open() {
-        let first = opened.withLock { o -> Bool in
-            defer { o = true }
-            return !o
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
+            guard !s.isOpen else { return nil }
+            s.isOpen = true
+            defer { s.waiters = [] }
+            return s.waiters
         }
-        if first { semaphore.signal() }
+        guard let waiters else { return }
+        semaphore.signal()
+        for waiter in waiters { waiter.resume() }
     }
 
+    /// Blocks the calling thread. Not for async code: it would hold one of the few threads of the
+    /// cooperative pool; use ``opened(seconds:)`` there.
     @discardableResult
-    func wait(seconds: Double = 10) -> Bool {
+    func wait(seconds: Double = 30) -> Bool {
         let ok = semaphore.wait(timeout: .now() + seconds) == .success
         if ok { semaphore.signal() }
         return ok
     }
 
-    var isOpen: Bool { opened.withLock { $0 } }
+    /// Suspends the calling task until the gate opens (or `seconds` passed: returns false).
+    @discardableResult
+    func opened(seconds: Double = 30) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = self.state.withLock { s -> Bool in
+                        if s.isOpen { return true }
+                        s.waiters.append(continuation)
+                        return false
+                    }
+                    if now { continuation.resume() }
+                }
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first { self.open() }  // releases the other child; the test fails on `false`
+            group.cancelAll()
+            return first
+        }
+    }
+
+    var isOpen: Bool { state.withLock { $0.isOpen } }
 }
 
 /// A thread-safe list, for recording orders.
@@ -124,45 +161,50 @@ final class Log<T: Sendable>: Sendable {
     var all: [T] { items.withLock { $0 } }
 }
 
+/// An operation whose `async` closure returns an untyped result (tests of the class layer).
+typealias AnyTaskOperation = TaskOperation<(any Sendable)?>
+
 /// A job whose single operation runs a closure given to the job.
 final class ClosureJob: Job, @unchecked Sendable {
-    let model: OperationModel
-    let body: TaskOperation.Body
+    let operationQueue: String
+    let body: AnyTaskOperation.Body
 
     init(
         tag: Int = 0,
-        model: OperationModel = OperationModel(type: "closure", maxConcurrentOperationCount: 4),
+        queue: String = "closure",
         callbackQueue: DispatchQueue = .global(),
-        body: @escaping TaskOperation.Body = { _ in nil }
+        retryPolicy: RetryPolicy = .never,
+        deadline: Duration? = nil,
+        body: @escaping AnyTaskOperation.Body = { _ in nil }
     ) {
-        self.model = model
+        self.operationQueue = queue
         self.body = body
-        super.init(tag: tag, callbackQueue: callbackQueue)
+        super.init(tag: tag, callbackQueue: callbackQueue, retryPolicy: retryPolicy, deadline: deadline)
     }
 
-    override class var managerType: JobManager.Type { ClosureJobManager.self }
-    override var operationModel: OperationModel { model }
+    override class var managerClass: JobManager.Type { ClosureJobManager.self }
+    override var queue: String { operationQueue }
 }
 
 final class ClosureJobManager: JobManager, @unchecked Sendable {
     override func makeOperations() -> [QueueOperation] {
-        let job = job as! ClosureJob
-        return [TaskOperation(model: job.model, body: job.body)]
+        guard let job = job as? ClosureJob else { return [] }
+        return [AnyTaskOperation(queue: job.operationQueue, body: job.body)]
     }
 }
 
 /// A job built from a graph given as a closure (used for dependency tests).
-final class GraphJob: Job, @unchecked Sendable {
+final class TestGraphJob: Job, @unchecked Sendable {
     let build: @Sendable () -> [QueueOperation]
     init(tag: Int = 0, build: @escaping @Sendable () -> [QueueOperation]) {
         self.build = build
         super.init(tag: tag)
     }
-    override class var managerType: JobManager.Type { GraphJobManager.self }
+    override class var managerClass: JobManager.Type { TestGraphJobManager.self }
 }
 
-final class GraphJobManager: JobManager, @unchecked Sendable {
-    override func makeOperations() -> [QueueOperation] { (job as! GraphJob).build() }
+final class TestGraphJobManager: JobManager, @unchecked Sendable {
+    override func makeOperations() -> [QueueOperation] { (job as? TestGraphJob)?.build() ?? [] }
 }
 
 struct TestFailure: Error, Equatable {
@@ -170,8 +212,9 @@ struct TestFailure: Error, Equatable {
 }
 
 extension XCTestCase {
-    /// Waits for a condition by polling (used only where no event exists to wait on).
-    func eventually(timeout: Double = 10, _ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
+    /// Waits for a condition by polling (used only where no event exists to wait on). Blocks the thread:
+    /// for synchronous tests only.
+    func eventually(timeout: Double = 30, _ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
             if Date() > deadline {
@@ -180,5 +223,29 @@ extension XCTestCase {
             }
             usleep(1_000)
         }
+    }
+
+    /// Waits for a condition by polling, suspending (not blocking) between checks: for async tests.
+    func eventually(
+        timeout: Double = 30, _ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline {
+                XCTFail("condition not met within \(timeout)s", file: file, line: line)
+                return
+            }
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
+    }
+}
+
+extension XCTestCase {
+    /// Suspends until `gate` opens; fails the test if it did not within `seconds`.
+    func assertOpens(
+        _ gate: Gate, seconds: Double = 30, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
+    ) async {
+        let opened = await gate.opened(seconds: seconds)
+        XCTAssertTrue(opened, message.isEmpty ? "the gate did not open within \(seconds)s" : message, file: file, line: line)
     }
 }

@@ -189,3 +189,63 @@ final class TestHTTPServerFailureTests: XCTestCase {
         }
     }
 }
+
+/// Routes that send what a broken server sends: lengths, ranges and `Retry-After` values that lie.
+final class TestHTTPServerBadInputTests: XCTestCase {
+    func testMisstatedLengthFramesTheBodyByTheFalseLength() async throws {
+        try await withServer { server in
+            server.serve(
+                "/m.bin",
+                Resource(.generated(size: 1000, seed: 3), failures: [.misstatedLength(by: -100), .misstatedLength(by: 50)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let short = try connection.request("/m.bin", headers: ["Range": "bytes=200-599"])
+            XCTAssertEqual(short.status, 206)
+            XCTAssertEqual(short.header("Content-Range"), "bytes 200-599/1000", "the range stays true")
+            XCTAssertEqual(short.header("Content-Length"), "300")
+            XCTAssertEqual(short.body, GeneratedContent.bytes(size: 1000, seed: 3, range: 200..<500))
+            let long = try connection.request("/m.bin", headers: ["Range": "bytes=900-"])
+            XCTAssertEqual(long.header("Content-Range"), "bytes 900-999/1000")
+            XCTAssertEqual(long.header("Content-Length"), "150")
+            XCTAssertEqual(long.body.count, 150)
+            XCTAssertEqual(long.body.prefix(100), GeneratedContent.bytes(size: 1000, seed: 3, range: 900..<1000))
+            XCTAssertEqual(server.connectionCount, 1, "both responses were complete as announced")
+        }
+    }
+
+    func testUnaskedRangeAnswers206WhateverWasAsked() async throws {
+        try await withServer { server in
+            server.serve(
+                "/u.bin",
+                Resource(
+                    .generated(size: 1000, seed: 4), etag: "e",
+                    failures: [.unaskedRange(start: 10, end: 19), .unaskedRange(start: 990, end: 5000)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let whole = try connection.request("/u.bin")
+            XCTAssertEqual(whole.status, 206)
+            XCTAssertEqual(whole.header("Content-Range"), "bytes 10-19/1000")
+            XCTAssertEqual(whole.header("ETag"), "\"e\"")
+            XCTAssertEqual(whole.body, GeneratedContent.bytes(size: 1000, seed: 4, range: 10..<20))
+            let other = try connection.request("/u.bin", headers: ["Range": "bytes=0-99"])
+            XCTAssertEqual(other.header("Content-Range"), "bytes 990-999/1000", "the end is clamped")
+            XCTAssertEqual(other.body.count, 10)
+        }
+    }
+
+    func testRawRetryAfterAndLongHeaderLinesAreSentAsGiven() async throws {
+        try await withServer { server in
+            let padding = String(repeating: "p", count: 200_000)
+            server.serve(
+                "/r",
+                Resource(
+                    .bytes(Data("ok".utf8)), failures: [.status(503, retryAfter: .raw("-5"))],
+                    headers: [(name: "X-Padding", value: padding)]))
+            let connection = try RawHTTPConnection(port: server.port)
+            let first = try connection.request("/r")
+            XCTAssertEqual(first.status, 503)
+            XCTAssertEqual(first.header("Retry-After"), "-5")
+            let second = try connection.request("/r")
+            XCTAssertEqual(second.header("X-Padding")?.count, 200_000)
+            XCTAssertEqual(second.body, Data("ok".utf8))
+        }
+    }
+}

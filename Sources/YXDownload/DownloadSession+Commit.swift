@@ -1,0 +1,55 @@
+import Foundation
+import YXQueue
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The commit: a verified `.part` is flushed to disk (batched over downloads by the engine's
+/// ``DiskSync``) and renamed to its final name, its sidecar removed.
+extension DownloadSession {
+    /// Renames the verified, flushed `.part` to the final name and removes its sidecar.
+    func commit(_ result: DownloadResult, hasSidecar: Bool) throws(DownloadError) -> DownloadResult {
+        guard rename(partPath, finalPath) == 0 else {
+            throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
+        }
+        logger.debug("renamed", metadata: ["url": "\(redactedURL)", "from": "\(partPath)", "to": "\(finalPath)"])
+        if hasSidecar {
+            unlink(metaPath)
+            unlink(metaPath + ".tmp")  // left by a process killed while it wrote the sidecar
+        }
+        return result
+    }
+
+    /// Whether ``finalize(_:)`` reads the whole file (to compute a digest): then it must not run on a
+    /// transfer thread. Otherwise it checks the length, waits for `DiskSync` without blocking, and renames.
+    var finalizeReadsTheFile: Bool {
+        checksum != nil || options.computeSHA256
+    }
+
+    /// The last step of a download: ``verify()``, flush to disk when asked (batched, see `DiskSync`),
+    /// ``commit(_:hasSidecar:)``. Calls `done` once, with the ``DownloadResult`` or the error.
+    func finalize(_ done: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        let verified: Verified
+        do {
+            verified = try verify()
+        } catch {
+            return done(.failure(error))
+        }
+        guard case .awaitingCommit(let fd, let result, let hasSidecar) = verified else {
+            if case .done(let result) = verified { done(.success(result)) }
+            return
+        }
+        guard options.syncBeforeRename else {
+            return done(Result { try commit(result, hasSidecar: hasSidecar) })
+        }
+        engine.diskSync.sync(fd) { [self] flushed in
+            guard flushed else {
+                return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))
+            }
+            done(Result { try commit(result, hasSidecar: hasSidecar) })
+        }
+    }
+}

@@ -1,0 +1,123 @@
+internal import CCurl
+import Foundation
+import YXQueue
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `.part` file: body bytes are written where they belong as they arrive (engine thread), handed to
+/// the disk's write-back in large pieces, and the file is removed when its bytes are worthless.
+extension DownloadSession {
+    /// With `syncBeforeRename`, every this many bytes of a segment are handed to the disk as they
+    /// arrive, so the flush before the rename finds little left to write.
+    static let writebackChunk: Int64 = 8 << 20
+
+    /// Writes body bytes at the segment's next offset.
+    ///
+    /// The `pwrite` runs outside the lock: a segment is written by one transfer at a time, so its offset
+    /// cannot move meanwhile, and the parts of one file, which may run on different lanes of the engine,
+    /// write at the same time. `done` grows only after the bytes are written, so the sidecar never
+    /// counts a byte that is not in the file.
+    func write(_ bytes: UnsafeRawBufferPointer, segment index: Int) -> DownloadError? {
+        let target = state.withLock { s -> Result<(fd: Int32, offset: Int64), DownloadError> in
+            let segment = s.resume.segments[index]
+            if let end = segment.end, segment.next + Int64(bytes.count) - 1 > end {
+                return .failure(
+                    DownloadError(.unexpectedResponse, "the server sent more bytes than asked", url: redactedURL))
+            }
+            return .success((s.fd, segment.next))
+        }
+        guard case .success(let (fd, offset)) = target else {
+            if case .failure(let error) = target { return error }
+            return nil
+        }
+        guard let base = bytes.baseAddress else { return nil }
+        var written = 0
+        while written < bytes.count {
+            let result = pwrite(fd, base + written, bytes.count - written, off_t(offset + Int64(written)))
+            if result < 0 {
+                if errno == EINTR { continue }
+                return DownloadError.fileSystem("cannot write", path: partPath, url: redactedURL)
+            }
+            written += result
+        }
+        let writeback = state.withLock { s -> (from: Int64, length: Int64)? in
+            s.resume.segments[index].done += Int64(bytes.count)
+            s.received += Int64(bytes.count)
+            s.speed.add(Int64(bytes.count))
+            persistLocked(&s, force: false)
+            guard options.syncBeforeRename else { return nil }
+            let from = s.writebackFrom[index] ?? offset
+            let end = offset + Int64(bytes.count)
+            s.writebackFrom[index] = end - from >= Self.writebackChunk ? end : from
+            return end - from >= Self.writebackChunk ? (from, end - from) : nil
+        }
+        // Starts the write-back without waiting for it: the flush before the rename of a large file then
+        // waits for its last few MiB, not for all of it.
+        if let writeback { _ = yx_start_writeback(fd, off_t(writeback.from), off_t(writeback.length)) }
+        return nil
+    }
+
+    /// The segment's fraction done (for operation progress).
+    func fraction(ofSegment index: Int) -> Double {
+        state.withLock { s in
+            let segment = s.resume.segments[index]
+            guard let length = segment.length else { return 0 }
+            return length == 0 ? 1 : Double(segment.done) / Double(length)
+        }
+    }
+
+    /// A transfer of the segment ended without error: was the segment really all there?
+    func completeSegment(_ index: Int) -> DownloadError? {
+        state.withLock { s -> DownloadError? in
+            let segment = s.resume.segments[index]
+            if let length = segment.length {
+                guard segment.done == length else {
+                    return DownloadError(.partialBody, "the body ended early (\(segment.done) of \(length) bytes)", url: redactedURL)
+                }
+            } else {
+                // Unknown length (chunked): what arrived is the file.
+                s.resume.segments[index].end = segment.start + segment.done - 1
+                s.resume.total = segment.start + segment.done
+            }
+            // Kept up to date once it exists: a crash before the rename then finalizes on the next run.
+            persistLocked(&s, force: s.hasSidecar)
+            return nil
+        }
+    }
+
+    /// After a final failure: a `.part` without a single byte (a 404, a refused connection) is not worth
+    /// keeping, so it and its sidecar go.
+    func removeIfEmpty() {
+        let empty = state.withLock { s -> Bool in
+            var info = stat()
+            guard s.fd >= 0, fstat(s.fd, &info) == 0, info.st_size == 0, s.resume.doneBytes == 0 else { return false }
+            s.invalidated = true  // no later sidecar write
+            return true
+        }
+        guard empty else { return }
+        unlink(partPath)
+        unlink(metaPath)
+    }
+
+    /// The bytes are known bad: remove the `.part` and its sidecar.
+    func discard() {
+        state.withLock { s in
+            s.invalidated = true
+            _ = ftruncate(s.fd, 0)
+        }
+        unlink(partPath)
+        unlink(metaPath)
+    }
+
+    // MARK: - The file system
+
+    /// Whether anything exists at `path` (one `stat`, cheaper than `FileManager` on Linux).
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import YXQueue
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// HTTP checks: a response is judged before any byte of its body reaches the `.part` (status, range,
+/// lengths, validator), so a wrong answer never spoils what was already downloaded.
+extension DownloadSession {
+    /// Judges a part's response before any byte of it is written.
+    ///
+    /// A `206` must be for the range asked (the same first byte, no byte past the last one asked) and its
+    /// `Content-Length` must agree with its `Content-Range`; a `206` to a request for the whole file, or
+    /// anything else unexpected, is refused. A `416` for a single stream whose `.part` already holds the
+    /// whole body means there is nothing left to fetch: ``ResponseVerdict/enough``.
+    func accept(_ response: TransferResponse, segment index: Int, requested: TransferRequest) -> ResponseVerdict {
+        state.withLock { s -> ResponseVerdict in
+            let isSingle = s.resume.segments.count == 1
+            switch (requested.rangeStart, response.status) {
+            case (nil, 200):
+                recordEntity(&s, response, total: response.isChunked ? nil : response.contentLength)
+                return .proceed
+            case (nil, 206):
+                return .refuse(
+                    DownloadError(
+                        .unexpectedResponse, "the server sent part of the file (206) when the whole file was asked for",
+                        url: redactedURL, httpStatus: 206))
+            case (let start?, 206):
+                guard let range = response.contentRange, range.start == start,
+                    range.end.map({ end in requested.rangeEnd.map { end <= $0 } ?? true }) ?? false
+                else {
+                    let sent = response.headers["content-range"].map { "\"\($0)\"" } ?? "no Content-Range"
+                    let asked = "bytes=\(start)-" + (requested.rangeEnd.map(String.init) ?? "")
+                    return .refuse(
+                        DownloadError(
+                            .unexpectedResponse, "the server sent another range than asked (asked \(asked), got \(sent))",
+                            url: redactedURL, httpStatus: 206))
+                }
+                if let error = checkLength(of: response, range: range) { return .refuse(error) }
+                if let total = range.total, let known = s.resume.total, total != known {
+                    s.invalidated = true
+                    return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
+                }
+                if isSingle, let total = range.total { recordEntity(&s, response, total: total) }
+                return .proceed
+            case (.some, 200):
+                guard isSingle else {
+                    s.invalidated = true
+                    return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
+                }
+                // Range ignored or the file changed: the body is the whole file; start over.
+                Self.startOver(&s, fd: s.fd, url: redactedURL)
+                s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+                recordEntity(&s, response, total: response.isChunked ? nil : response.contentLength)
+                return .proceed
+            case (let start?, 416):
+                if isSingle, let total = response.contentRange?.total, total == start {
+                    // The `.part` already holds the whole body.
+                    s.resume.total = total
+                    s.resume.segments[0].end = total - 1
+                    s.resume.segments[0].done = total
+                    persistLocked(&s, force: true)
+                    return .enough
+                }
+                s.invalidated = true
+                return .refuse(httpError(response))
+            default:
+                return .refuse(httpError(response))
+            }
+        }
+    }
+
+    /// A `206` whose `Content-Length` disagrees with its `Content-Range` frames a body that is not the
+    /// range it claims to be: refused.
+    func checkLength(
+        of response: TransferResponse, range: (start: Int64?, end: Int64?, total: Int64?)
+    ) -> DownloadError? {
+        guard let length = response.contentLength, let start = range.start, let end = range.end,
+            length != end - start + 1
+        else { return nil }
+        return DownloadError(
+            .unexpectedResponse,
+            "the server's Content-Length (\(length)) disagrees with its Content-Range (bytes \(start)-\(end))",
+            url: redactedURL, httpStatus: response.status)
+    }
+
+    private func recordEntity(_ s: inout State, _ response: TransferResponse, total: Int64?) {
+        s.resume.etag = response.etag
+        s.resume.lastModified = response.lastModified
+        s.resume.total = total
+        if s.resume.segments.count == 1 { s.resume.segments[0].end = total.map { $0 - 1 } }
+        // A large file's sidecar is written now: it must exist before the disk can fill up.
+        persistLocked(&s, force: s.hasSidecar || (total ?? 0) >= Self.earlySidecarSize && s.resume.validator != nil)
+    }
+
+    func httpError(_ response: TransferResponse) -> DownloadError {
+        DownloadError(
+            .httpStatus, "HTTP \(response.status)", url: redactedURL, httpStatus: response.status,
+            retryAfter: response.retryAfter)
+    }
+}

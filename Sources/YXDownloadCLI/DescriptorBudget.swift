@@ -1,0 +1,48 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How many downloads fit the process's limit of open files (`ulimit -n`).
+///
+/// A running download holds its `.part` open and each of its connections holds a socket (plus, for a
+/// while, an idle one in curl's cache). When they use up every descriptor, downloads fail with "Too many
+/// open files", and worse, libdispatch on Linux stops the process (SIGILL) when its own bookkeeping
+/// cannot open a file. So the run is sized to leave a reserve: with `ulimit -n 64`, `-j 50 -x 4` runs
+/// as `-j 2 -x 4`.
+struct DescriptorBudget {
+    /// Descriptors kept free for the runtime, libdispatch, the sidecar's temporary file and the like.
+    static let reserve = 24
+    /// Descriptors one connection may need: its socket, an idle one in curl's cache, and a probe's.
+    static let perConnection = 3
+
+    /// The soft limit of open files, if there is one.
+    var limit: Int?
+    /// Descriptors open now.
+    var inUse: Int
+
+    /// The current process's limit and usage.
+    static var current: DescriptorBudget {
+        var limits = rlimit()
+        #if os(Linux)
+        let got = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) == 0
+        #else
+        let got = getrlimit(RLIMIT_NOFILE, &limits) == 0
+        #endif
+        let limit: Int? = got && limits.rlim_cur != rlim_t.max ? Int(clamping: limits.rlim_cur) : nil  // rlim_t.max: RLIM_INFINITY
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 16
+        return DescriptorBudget(limit: limit, inUse: open)
+    }
+
+    /// The number of downloads to run at once, at most `jobs`, so that `jobs` files with `connections`
+    /// each stay within the limit (at least 1).
+    func jobs(_ jobs: Int, connections: Int) -> Int {
+        guard let limit else { return jobs }
+        let available = limit - inUse - Self.reserve
+        let perJob = 1 + Self.perConnection * max(1, connections)
+        return max(1, min(jobs, available / perJob))
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import YXDownload
+import YXJobStore
+import YXQueue
+import YXTerminal
+
+/// Runs the stored downloads a `yxdownload worker` claims (``StoredDownload``): each becomes a
+/// `DownloadJob` on the worker's downloader, into the worker's folder, so a `.part` that an earlier
+/// attempt kept there (this worker's or a dead one's) is resumed.
+///
+/// How an attempt ends decides the stored outcome (``JobRunner``):
+/// - the file is whole under its final name, or already was (skipped): succeeded, with its size as the
+///   job's progress and a small result;
+/// - the download failed after its own retries (`--retries`, within the attempt): failed for good, with
+///   the message the plain command prints, unless the error was transient (a server down, a timeout)
+///   and the job has attempts left: then it is queued again after the store's back-off
+///   (``StoredDownload/storeRetryPolicy``);
+/// - the worker stopped the attempt (shutdown, a cancel recorded in the store, a lost lease): the
+///   download is canceled, keeps its `.part`, and the call returns once the download has ended, so no
+///   other worker writes the same `.part` while this one still does.
+///
+/// Parameters that do not decode, or a path that would leave the folder, discard the job.
+final class DownloadJobRunner: JobRunner {
+    /// The result stored with a succeeded download.
+    struct Result: Codable, Sendable {
+        var outcome: String
+        var bytes: Int64
+        var bytesReceived: Int64
+        var resumedFrom: Int64
+    }
+
+    private let downloader: Downloader
+    private let directory: URL
+    private let directoryText: String
+    /// The worker's options (`-x`); each download's stored options are set on a copy.
+    private let options: DownloadOptions
+    private let reporter: PlainReporter
+    private let started = DispatchTime.now()
+    /// What this worker did, for its summary and exit status.
+    let totals = Locked(RunTotals())
+
+    init(downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: PlainReporter) {
+        self.downloader = downloader
+        self.directory = directory
+        self.directoryText = directoryText
+        self.options = options
+        self.reporter = reporter
+    }
+
+    var jobNames: [String] { [StoredDownload.jobName] }
+
+    func run(_ job: ClaimedJob, context: StoredJobContext) async throws -> Data? {
+        let download: StoredDownload
+        do {
+            download = try JSONDecoder().decode(StoredDownload.self, from: job.payload)
+        } catch {
+            throw JobHandlerError.discard("the parameters of \(StoredDownload.jobName) do not decode: \(error)")
+        }
+        guard let url = URL(string: download.url), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+            throw JobHandlerError.discard("not an http or https URL")
+        }
+        guard !download.path.isEmpty,
+            download.path.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") && !$0.contains("\0") })
+        else {
+            throw JobHandlerError.discard("the file \(download.relativePath) would leave the output folder")
+        }
+        var checksum: Checksum?
+        if let text = download.checksum {
+            guard let parsed = Checksum(parsing: text) else { throw JobHandlerError.discard("bad checksum \(text)") }
+            checksum = parsed
+        }
+        var options = self.options
+        download.options.apply(to: &options)
+        let file = download.path.reduce(directory) { $0.appendingPathComponent($1) }
+        let item = DownloadItem(
+            url: URLRedaction.redacted(url), file: display(download.relativePath), name: download.path[download.path.count - 1])
+
+        let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
+        // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
+        let progress = Task {
+            for await update in downloadJob.progressUpdates(every: .milliseconds(200)) {
+                context.reportProgress(completedUnits: update.bytes, totalUnits: update.total)
+            }
+        }
+        defer { progress.cancel() }
+        let begin = DispatchTime.now().uptimeNanoseconds
+        do {
+            // Cancelling this task (the worker stopping the attempt) cancels the download, and the call
+            // returns only once it has ended: its `.part` is closed before another worker may claim it.
+            guard let result = try await downloadJob.run(on: downloader.dispatcher) as? DownloadResult else {
+                throw JobHandlerError.doNotRetry("the download ended without a result")
+            }
+            context.reportProgress(completedUnits: result.bytes, totalUnits: result.bytes)
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
+            if result.outcome == .skippedExisting {
+                totals.withLock { $0.skipped += 1 }
+                reporter.skipped(item)
+            } else {
+                totals.withLock {
+                    $0.done += 1
+                    $0.bytes += result.bytesReceived
+                }
+                reporter.finished(item, result: result, seconds: seconds)
+            }
+            return try? JSONEncoder().encode(
+                Result(
+                    outcome: result.outcome.rawValue, bytes: result.bytes, bytesReceived: result.bytesReceived,
+                    resumedFrom: result.resumedFrom))
+        } catch let error as DownloadError {
+            let message = FailureMessage.text(for: error, file: item.file, retries: options.retryPolicy.retries)
+            // A transient error that outlasted the downloader's own retries (a server down for a while)
+            // gets another attempt later, after the store's back-off, while attempts are left; any other
+            // error fails for good: trying again would not help.
+            if error.isTransient && job.failures < job.retry.retries {
+                totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
+                reporter.failed(item, DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus))
+                throw error
+            }
+            totals.withLock {
+                $0.failed += 1
+                $0.bytes += downloadJob.progressSnapshot.bytesReceived
+            }
+            reporter.failed(item, DownloadFailure(message: message, httpStatus: error.httpStatus))
+            throw JobHandlerError.doNotRetry(message)
+        } catch {
+            if Task.isCancelled || error is CancellationError {
+                totals.withLock {
+                    $0.canceled += 1
+                    $0.bytes += downloadJob.progressSnapshot.bytesReceived
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Seconds since the worker started.
+    var elapsed: Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
+
+    private func display(_ relative: String) -> String {
+        let base = directoryText
+        if base == "." || base.isEmpty { return relative }
+        return base.hasSuffix("/") ? base + relative : base + "/" + relative
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import YXDownload
+
+/// One download of an input list (SPEC §4): a URL and the option lines under it.
+struct DownloadListEntry: Sendable, Equatable {
+    /// The URL, as written.
+    var url: URL
+    /// The line the URL is on (1-based).
+    var line: Int
+    /// `out=`: the file name, already sanitized.
+    var out: String?
+    /// `dir=`: a directory relative to the output directory, as safe path components.
+    var dir: [String]
+    /// `checksum=`: the expected digest.
+    var checksum: Checksum?
+}
+
+/// A bad line of an input list, reported as `FILE:LINE: reason`.
+struct DownloadListError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The list's name as given to the parser (``DownloadListParser/fileName``).
+    var file: String
+    /// The line number, from 1.
+    var line: Int
+    /// What is wrong with the line.
+    var reason: String
+
+    var description: String { "\(file):\(line): \(reason)" }
+}
+
+/// Reads input lists in aria2's style, one line at a time, so a list of any length needs memory only
+/// for the entry being read.
+///
+/// ```
+/// # comment
+/// https://example.com/a.iso
+///   out=debian.iso
+///   dir=images
+///   checksum=sha-256=9f86d0…
+/// https://example.com/b.txt
+/// ```
+///
+/// Blank lines and lines starting with `#` are ignored. Indented lines are options of the URL above them:
+/// `out=NAME`, `dir=DIR` (relative to the output directory) and `checksum=ALGORITHM=HEX` (md5, sha-1,
+/// sha-256, sha-512). An `out=` or `dir=` that would leave the output directory (`..`, an absolute path)
+/// is an error, as are unknown options, URLs that are not http or https, and options with no URL.
+///
+/// ```swift
+/// var parser = DownloadListParser(fileName: "urls.txt")
+/// for (number, line) in lines.enumerated() {
+///     if let entry = parser.consume(line, number: number + 1) { handle(entry) }
+/// }
+/// if let last = parser.finish() { handle(last) }
+/// print(parser.errors)       // [urls.txt:7: unknown option "foo"]
+/// ```
+struct DownloadListParser: Sendable {
+    /// The name used in error messages.
+    let fileName: String
+    /// Every error so far, in line order.
+    private(set) var errors: [DownloadListError] = []
+    private var pending: DownloadListEntry?
+    private var pendingIsValid = true
+
+    /// Creates a parser; `fileName` is used only in error messages.
+    init(fileName: String) {
+        self.fileName = fileName
+    }
+
+    /// Reads one line; returns the entry the line completed, if any (an entry is complete when the next
+    /// URL line, or the end, arrives). Entries with an error are never returned.
+    mutating func consume(_ line: some StringProtocol, number: Int) -> DownloadListEntry? {
+        let text = Substring(line)
+        let trimmed = String(text.trimmingListWhitespace())
+        if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+        let indented = text.first == " " || text.first == "\t"
+        if indented {
+            addOption(trimmed, number: number)
+            return nil
+        }
+        let completed = takePending()
+        startEntry(trimmed, number: number)
+        return completed
+    }
+
+    /// Ends the list; returns its last entry, if it is complete and valid.
+    mutating func finish() -> DownloadListEntry? {
+        takePending()
+    }
+
+    private mutating func takePending() -> DownloadListEntry? {
+        defer { pending = nil }
+        return pendingIsValid ? pending : nil
+    }
+
+    private mutating func fail(_ number: Int, _ reason: String) {
+        errors.append(DownloadListError(file: fileName, line: number, reason: Self.printable(reason)))
+    }
+
+    /// The text with control characters written as `\u{…}`: a reason quotes the line, and a stray CR or an
+    /// escape sequence in a list must neither break the `FILE:LINE: reason` line nor drive the terminal.
+    private static func printable(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+        }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private mutating func startEntry(_ text: String, number: Int) {
+        pendingIsValid = false
+        switch Self.downloadURL(text) {
+        case .failure(let reason):
+            fail(number, reason.description)
+            pending = nil
+        case .success(let url):
+            pending = DownloadListEntry(url: url, line: number, out: nil, dir: [], checksum: nil)
+            pendingIsValid = true
+        }
+    }
+
+    /// Why a text is not a URL that can be downloaded.
+    struct URLProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The URL a text names, if it is an http or https URL with a host (a list line or a command-line
+    /// argument); otherwise why not, without credentials.
+    static func downloadURL(_ text: String) -> Result<URL, URLProblem> {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            return .failure(URLProblem(description: "not a URL: \(redacted(text))"))
+        }
+        guard scheme == "http" || scheme == "https" else {
+            return .failure(URLProblem(description: "unsupported scheme \"\(scheme)\" (only http and https)"))
+        }
+        guard let host = url.host, !host.isEmpty else {
+            return .failure(URLProblem(description: "URL without a host: \(URLRedaction.redacted(url))"))
+        }
+        return .success(url)
+    }
+
+    private mutating func addOption(_ text: String, number: Int) {
+        guard pending != nil || !pendingIsValid else {
+            fail(number, "option line without a URL above it")
+            return
+        }
+        guard let equals = text.firstIndex(of: "=") else {
+            fail(number, "expected NAME=VALUE, got \"\(text)\"")
+            pendingIsValid = false
+            return
+        }
+        let name = text[..<equals].trimmingListWhitespace().lowercased()
+        let value = String(text[text.index(after: equals)...].trimmingListWhitespace())
+        guard pending != nil else { return }  // the URL line already failed; report only its error
+        switch name {
+        case "out":
+            guard pending?.out == nil else { return invalid(number, "out= given twice") }
+            guard !value.isEmpty else { return invalid(number, "out= is empty") }
+            guard !value.hasPrefix("/"), !Self.climbs(value) else {
+                return invalid(number, "out=\(value) would leave the output directory")
+            }
+            guard value != "." else { return invalid(number, "out=. is not a file name") }
+            pending?.out = FileNaming.sanitize(value)
+        case "dir":
+            guard pending?.dir.isEmpty ?? true else { return invalid(number, "dir= given twice") }
+            guard !value.isEmpty else { return invalid(number, "dir= is empty") }
+            guard !value.hasPrefix("/"), !Self.climbs(value) else {
+                return invalid(number, "dir=\(value) would leave the output directory")
+            }
+            pending?.dir = value.split(separator: "/").map(String.init).filter { $0 != "." }.map(FileNaming.sanitize)
+        case "checksum":
+            guard pending?.checksum == nil else { return invalid(number, "checksum= given twice") }
+            guard let checksum = Checksum(parsing: value) else {
+                return invalid(number, "invalid checksum \"\(value)\" (expected md5=, sha-1=, sha-256= or sha-512= and hex digits)")
+            }
+            pending?.checksum = checksum
+        default:
+            invalid(number, "unknown option \"\(name)\" (known: out, dir, checksum)")
+        }
+    }
+
+    private mutating func invalid(_ number: Int, _ reason: String) {
+        fail(number, reason)
+        pendingIsValid = false
+    }
+
+    /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
+    private static func climbs(_ path: String) -> Bool {
+        path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
+    }
+
+    /// A URL-ish text without credentials, for error messages.
+    private static func redacted(_ text: String) -> String {
+        guard let at = text.firstIndex(of: "@"), let scheme = text.range(of: "://"), scheme.upperBound < at else {
+            return text
+        }
+        return String(text[..<scheme.upperBound]) + "…@" + String(text[text.index(after: at)...])
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces, tabs, carriage returns and line feeds (the only
+    /// blanks of a list line; `trimmingCharacters(in:)` goes through `NSString` on Linux).
+    fileprivate func trimmingListWhitespace() -> SubSequence {
+        let scalars = unicodeScalars
+        func isBlank(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == " " || scalar == "\t" || scalar == "\r" || scalar == "\n"
+        }
+        guard let first = scalars.firstIndex(where: { !isBlank($0) }),
+            let last = scalars.lastIndex(where: { !isBlank($0) })
+        else { return self[endIndex...] }
+        return self[first..<scalars.index(after: last)]
+    }
+}

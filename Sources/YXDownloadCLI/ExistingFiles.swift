@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the output folders held when the run began to use them: each folder is listed once (a few
+/// `getdents` calls), so deciding what to do with a list entry costs no failing lookup per file.
+///
+/// An entry whose file, `.part` and sidecar are all absent from the listing starts a download that
+/// creates its `.part` at once (``DownloadJob``'s fresh-destination hint: no `stat` before it); an entry
+/// whose file is listed is confirmed with one `stat` and skipped. Only a 64-bit hash of each name is
+/// kept, so a folder of 500,000 files costs about 8 MiB here; a hash that matches another name only
+/// costs that one `stat`, never a wrong skip. A larger folder, or one that cannot be listed, is not
+/// kept: its entries are looked up one by one, as without the listing.
+///
+/// Files this run creates do not make a listing stale: ``OutputNames`` gives every entry a name no other
+/// entry of the run uses, and a folder is listed before the first download into it.
+struct ExistingFiles {
+    /// What a listing says about an entry's files.
+    enum Presence: Equatable {
+        /// Neither the file, nor its `.part`, nor its sidecar.
+        case none
+        /// The file is listed (confirm before trusting: hashes only).
+        case file
+        /// A `.part` or a sidecar is there: the download looks at the disk.
+        case partial
+        /// The folder could not be listed (too large, not readable): look at the disk.
+        case unknown
+    }
+
+    /// Folders with more names than this are not kept.
+    static let maximumNames = 500_000
+
+    /// The output directory, as a path.
+    let base: String
+    private var listings: [String: Listing?] = [:]
+
+    private struct Listing {
+        var names: Set<Int>
+    }
+
+    init(base: String) {
+        self.base = base
+    }
+
+    /// What the listing of `directory` (components under ``base``) says about `name`.
+    mutating func presence(directory: [String], name: String) -> Presence {
+        let key = directory.joined(separator: "/")
+        let listing: Listing?
+        if let known = listings[key] {
+            listing = known
+        } else {
+            listing = Self.list(([base] + directory).joined(separator: "/"))
+            listings[key] = listing
+        }
+        guard let names = listing?.names else { return .unknown }
+        if names.contains(name.hashValue) { return .file }
+        if names.contains((name + ".part").hashValue) || names.contains((name + ".part.meta").hashValue) {
+            return .partial
+        }
+        return .none
+    }
+
+    /// The hashes of a folder's names; an empty set for a folder that does not exist yet; nil when it
+    /// cannot be listed or holds too many names.
+    private static func list(_ path: String) -> Listing? {
+        guard let folder = opendir(path) else { return errno == ENOENT ? Listing(names: []) : nil }
+        defer { closedir(folder) }
+        var names = Set<Int>()
+        while let entry = readdir(folder) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
+                    String(cString: $0)
+                }
+            }
+            if name == "." || name == ".." { continue }
+            guard names.count < maximumNames else { return nil }
+            names.insert(name.hashValue)
+        }
+        return Listing(names: names)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import YXDownload
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a failed download reads, in one line: what went wrong and what to do about it.
+///
+/// The terminal and plain output print `fail  FILE  MESSAGE (URL)`; `--json` puts MESSAGE in the `fail`
+/// event's `error` field, next to `file`, `url` and `http_status`. The README's `yxdownload` reference
+/// shows each message beside what curl and wget print for the same failure.
+///
+/// ```
+/// fail  a.iso  cannot resolve host mirror.invalid: check the host name in the URL, and the network (http://mirror.invalid/a.iso)
+/// fail  b.iso  HTTP 404 Not Found: the server has no file at this URL; check the URL (http://host/b.iso)
+/// ```
+enum FailureMessage {
+    /// The message for `error`; `file` is the download's file as the user sees it (`--dir` then the
+    /// name); `retries` is `--retries` (a transient failure is reported after all of them).
+    static func text(for error: any Error, file: String, retries: Int) -> String {
+        guard let error = error as? DownloadError else {
+            if error is CancellationError { return "canceled" }
+            return oneLine(String(describing: error))
+        }
+        let attempts = error.isTransient && retries > 0 ? " after \(retries + 1) attempts" : ""
+        let host = URL(string: error.url)?.host ?? "the server"
+        let port = URL(string: error.url).map { url in url.port.map(String.init) ?? (url.scheme == "https" ? "443" : "80") }
+            ?? "?"
+        switch error.kind {
+        case .couldNotResolve:
+            return "cannot resolve host \(host): check the host name in the URL, and the network"
+        case .couldNotConnect:
+            if error.osErrno == ECONNREFUSED {
+                return "connection refused by \(host) port \(port)\(attempts): is the server up, and the port right?"
+            }
+            return "cannot connect to \(host) port \(port)\(attempts) (\(oneLine(error.message))): check the host and the network"
+        case .timedOut:
+            if error.httpStatus == nil && error.message.lowercased().contains("connect") {
+                return "no connection to \(host) port \(port) in time\(attempts): check the host and the network, "
+                    + "or give --connect-timeout more seconds"
+            }
+            return "\(oneLine(error.message))\(attempts): the server stopped sending; run the same command again to "
+                + "resume, or give --timeout more seconds"
+        case .connectionLost, .partialBody:
+            return "the connection broke (\(oneLine(error.message)))\(attempts): run the same command again to resume"
+        case .tls:
+            return "TLS failed (\(oneLine(error.message))): check the host name; for a server you trust, -k skips the check"
+        case .httpStatus:
+            return httpMessage(error, attempts: attempts)
+        case .checksumMismatch:
+            return "\(oneLine(error.message)); the .part was deleted: check the checksum= line, or the file on the server"
+        case .lengthMismatch:
+            return "\(oneLine(error.message)): run the same command again to download it anew"
+        case .fileSystem:
+            return fileSystemMessage(error, file: file)
+        case .tooManyRedirects:
+            return "too many redirects (\(oneLine(error.message))): the server sends the request in a loop; check the URL"
+        case .unsupportedScheme:
+            return "\(oneLine(error.message)): only http and https are followed, for the URL and its redirects"
+        case .validatorChanged:
+            return "\(oneLine(error.message))\(attempts): the file changed on the server; run the same command again"
+        case .unexpectedResponse:
+            return "\(oneLine(error.message)): the server's answer cannot be used; check the URL, or try later"
+        case .invalidURL, .transfer:
+            return oneLine(error.message) + attempts
+        }
+    }
+
+    private static func httpMessage(_ error: DownloadError, attempts: String) -> String {
+        guard let status = error.httpStatus else { return oneLine(error.message) }
+        let head = "HTTP \(status)" + (reasons[status].map { " \($0)" } ?? "")
+        if error.message != "HTTP \(status)" && !error.message.isEmpty {
+            return oneLine(error.message)  // says more already (a Retry-After longer than a download waits)
+        }
+        switch status {
+        case 404: return "\(head): the server has no file at this URL; check the URL"
+        case 410: return "\(head): the server removed this file; check the URL"
+        case 401: return "\(head): the server wants credentials (user:password@ in the URL, or -H \"Authorization: ...\")"
+        case 403: return "\(head): the server refuses this file to us; check the URL and any credentials"
+        case 429: return "\(head)\(attempts): the server limits requests; try again later, or with a lower -j"
+        case 500...599: return "\(head)\(attempts): the server failed; try again later (a .part is kept and resumes)"
+        default: return "\(head): the server refused the request; check the URL"
+        }
+    }
+
+    private static func fileSystemMessage(_ error: DownloadError, file: String) -> String {
+        // The library's message is "cannot VERB /absolute/path: reason": name the file as the user gave it.
+        let part = file + ".part"
+        let doing: String
+        let target: String
+        if error.message.hasPrefix("cannot create directory") {
+            doing = "creating the folder of"
+            target = file
+        } else if error.message.hasPrefix("cannot rename") {
+            doing = "renaming \(part) to"
+            target = file
+        } else if error.message.hasPrefix("cannot open") {
+            doing = "creating"
+            target = part
+        } else if error.message.hasPrefix("cannot sync") {
+            doing = "flushing"
+            target = part
+        } else if error.message.hasPrefix("cannot read") {
+            doing = "reading"
+            target = part
+        } else {
+            doing = "writing"
+            target = part
+        }
+        let reason = error.osErrno.map { String(cString: strerror($0)) } ?? oneLine(error.message)
+        switch error.osErrno {
+        case ENOSPC?, EDQUOT?:
+            return "\(reason) (\(doing) \(target)): free some space, then run the same command again to resume"
+        case EACCES?, EPERM?:
+            return "\(reason) (\(doing) \(target)): make the folder writable, or choose another --dir"
+        case EROFS?:
+            return "\(reason) (\(doing) \(target)): choose another --dir"
+        case ENOTDIR?, EEXIST?:
+            return "\(reason) (\(doing) \(target)): a file is in the way of a folder; move it or change dir="
+        default:
+            return "\(reason) (\(doing) \(target))"
+        }
+    }
+
+    /// The text on one line (a server's or curl's message may hold a line break).
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+
+    private static let reasons: [Int: String] = [
+        400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        408: "Request Timeout", 410: "Gone", 416: "Range Not Satisfiable", 429: "Too Many Requests",
+        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+        504: "Gateway Timeout",
+    ]
+}

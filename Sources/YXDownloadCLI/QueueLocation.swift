@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+import YXJobStore
+import YXJobStorePostgres
+import YXJobStoreSQLite
+
+/// The `--queue STORE` of `enqueue`, `worker` and `status`: a `postgres://` (or `postgresql://`) URL,
+/// or else the path of an SQLite file (created on first use). A PostgreSQL URL may name the schema of
+/// the store's tables with `?schema=NAME` (default: the store's own).
+struct QueueLocation: Sendable, CustomStringConvertible {
+    /// As given.
+    var text: String
+
+    var isPostgres: Bool { PostgresLocation.isPostgresURL(text) }
+
+    /// What messages show: the path, or the URL without its password.
+    var description: String {
+        guard isPostgres, var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "***"
+        return components.string ?? text
+    }
+
+    /// Opens the store; an SQLite file's folder is created if missing.
+    func open(logger: Logger) async throws -> any JobStore {
+        if isPostgres {
+            let (url, schema) = postgresURLAndSchema
+            var configuration = PostgresJobStore.Configuration()
+            if let schema { configuration.schema = schema }
+            return try await PostgresJobStore.open(url: url, configuration: configuration, logger: logger)
+        }
+        let folder = URL(fileURLWithPath: text).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try await SQLiteJobStore.open(path: text, logger: logger)
+    }
+
+    /// A PostgreSQL URL without its `schema` query item, and that item's value.
+    private var postgresURLAndSchema: (url: String, schema: String?) {
+        guard var components = URLComponents(string: text),
+            let item = components.queryItems?.first(where: { $0.name == "schema" })
+        else { return (text, nil) }
+        components.queryItems = components.queryItems?.filter { $0.name != "schema" }
+        if components.queryItems?.isEmpty == true { components.queryItems = nil }
+        return (components.string ?? text, item.value)
+    }
+
+    /// Checks the text: not empty, and a PostgreSQL URL that parses.
+    func validate() throws(QueueLocationError) {
+        guard !text.isEmpty else { throw QueueLocationError(description: "--queue must not be empty.") }
+        if isPostgres {
+            do {
+                _ = try PostgresLocation(url: postgresURLAndSchema.url)
+            } catch {
+                throw QueueLocationError(description: "--queue \(description) is not a usable PostgreSQL URL: \(error)")
+            }
+        }
+    }
+}
+
+/// A `--queue` that cannot name a store.
+struct QueueLocationError: Error, CustomStringConvertible {
+    var description: String
+}

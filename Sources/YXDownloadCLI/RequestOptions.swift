@@ -1,0 +1,74 @@
+import ArgumentParser
+import YXDownload
+
+/// The options that say how one file is fetched and kept: retries, timeouts, headers, TLS, overwrite and
+/// the flush before the rename. The download (``DownloadArguments``) and `yxdownload enqueue`
+/// (``EnqueueCommand``, which stores them with each job) take them as one option group, so both accept,
+/// check and describe them alike.
+struct RequestOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Retries after a transient error (per part with -x).", valueName: "N"))
+    var retries = 5
+
+    @Option(
+        name: .customLong("retry-wait"),
+        help: ArgumentHelp("First back-off in seconds; doubles each retry. Retry-After is honoured.", valueName: "SECONDS"))
+    var retryWait: Double = 1
+
+    @Option(help: ArgumentHelp("Give up an attempt when no byte arrived for this long.", valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting after this long.", valueName: "SECONDS"))
+    var connectTimeout: Double = 15
+
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: ArgumentHelp("Extra request header \"Name: value\"; repeatable.", valueName: "HEADER"))
+    var headers: [String] = []
+
+    @Option(
+        name: [.customShort("U"), .customLong("user-agent")],
+        help: ArgumentHelp("User-Agent header (default: yxdownload/\(YXDownloadVersion.string)).", valueName: "TEXT"))
+    var userAgent: String?
+
+    @Flag(help: "Replace existing files instead of skipping them.")
+    var overwrite = false
+
+    @Flag(
+        name: .customLong("no-sync"),
+        help: ArgumentHelp(
+            "Rename finished files without waiting for the disk (faster; a power cut can then leave an empty file under a final name, as with curl or wget)."))
+    var noSync = false
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not check TLS certificates (only for servers you trust).")
+    var insecure = false
+
+    func validate() throws {
+        guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100 (got \(retries)).") }
+        guard retryWait.isFinite, (0...3600).contains(retryWait) else {
+            throw ValidationError("--retry-wait must be between 0 and 3600 seconds.")
+        }
+        guard timeout.isFinite, timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds.") }
+        guard connectTimeout.isFinite, connectTimeout > 0 else {
+            throw ValidationError("--connect-timeout must be more than 0 seconds.")
+        }
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
+                !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
+                !header.contains(where: { $0 == "\r" || $0 == "\n" })
+            else {
+                throw ValidationError("--header must look like \"Name: value\" (got \"\(header)\").")
+            }
+        }
+        if let userAgent, userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) {
+            throw ValidationError("--user-agent must be one line.")
+        }
+    }
+
+    /// These options as stored with a download job (`yxdownload enqueue`), and as applied to a download:
+    /// one mapping for both.
+    var stored: StoredDownloadOptions {
+        StoredDownloadOptions(
+            retries: retries, retryWait: retryWait, timeout: timeout, connectTimeout: connectTimeout, headers: headers,
+            userAgent: userAgent, overwrite: overwrite, insecure: insecure, noSync: noSync)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import YXDownload
+import YXJobStore
+import YXQueue
+
+/// One download kept in a job store (SPEC §6, "yxdownload on a store"): what `yxdownload enqueue`
+/// stores, one per list entry, and what `yxdownload worker` runs. Its JSON is the stored job's payload,
+/// under the stable job name ``jobName``.
+///
+/// The file is a path relative to the worker's `--dir`: workers that share that folder share the
+/// `.part` files, so a download interrupted on one worker resumes on whichever claims it next. The path
+/// is also the job's unique key (``uniqueKey``): enqueueing the same list twice joins the jobs already
+/// queued instead of downloading twice.
+///
+/// ```
+/// {"url":"https://example.com/a.iso","path":["isos","a.iso"],"checksum":"sha-256=9f86…","options":{…}}
+/// ```
+struct StoredDownload: Codable, Sendable, Equatable {
+    /// The name the store keeps with every download job. Never rename it: stored jobs carry it.
+    static let jobName = "yxdownload.download"
+
+    /// The URL as written in the list or on the command line (credentials included: the worker needs
+    /// them; they are never printed).
+    var url: String
+    /// The `dir=` components, then the file name: the file relative to the worker's `--dir`.
+    var path: [String]
+    /// `checksum=` as `ALGORITHM=HEX`, if given.
+    var checksum: String?
+    /// The per-download options given to `enqueue`.
+    var options: StoredDownloadOptions
+
+    /// The file relative to the worker's `--dir`, with `/` between components.
+    var relativePath: String { path.joined(separator: "/") }
+
+    /// The job's unique key among live jobs: the destination.
+    var uniqueKey: String { "yxdownload:" + relativePath }
+
+    /// The retries across attempts of a stored download: an attempt whose worker died or lost its lease
+    /// counts as failed, and so does one whose transient error (a server down, a timeout) outlasted the
+    /// downloader's own retries within the attempt (`--retries`). Ten of those, one second doubling up to
+    /// a minute, ±25 %. Other errors (a 404, a checksum mismatch) fail the job at once.
+    static let storeRetryPolicy = RetryPolicy(retries: 10, initialDelay: 1, maxDelay: 60, jitter: 0.25, scope: .allErrors)
+
+    /// The job to store.
+    func request() throws -> JobRequest {
+        var options = JobOptions()
+        options.uniqueKey = uniqueKey
+        options.onDuplicate = .join
+        options.retry = Self.storeRetryPolicy
+        return try JobRequest(name: Self.jobName, parameters: self, options: options)
+    }
+}
+
+/// The options of one stored download that `enqueue` takes: how it requests and verifies. The worker
+/// adds its own (`-x`, the speed limit).
+struct StoredDownloadOptions: Codable, Sendable, Equatable {
+    var retries = 5
+    var retryWait: Double = 1
+    var timeout: Double = 30
+    var connectTimeout: Double = 15
+    var headers: [String] = []
+    var userAgent: String?
+    var overwrite = false
+    var insecure = false
+    var noSync = false
+
+    /// Sets these options on a worker's download options.
+    func apply(to options: inout DownloadOptions) {
+        options.retryPolicy = RetryPolicy(retries: retries, initialDelay: retryWait)
+        options.headers = headers
+        if let userAgent { options.userAgent = userAgent }
+        options.connectTimeout = connectTimeout
+        options.stallTimeout = timeout
+        options.verifyTLS = !insecure
+        options.overwrite = overwrite
+        options.syncBeforeRename = !noSync
+    }
+}

@@ -1,0 +1,733 @@
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import YXQueue
+
+/// Runs persistent jobs from a ``JobStore``: claims ready jobs of the names its runner knows, runs them,
+/// renews their leases, notices cancels, records outcomes, and retries failures with back-off.
+///
+/// A worker is a swift-service-lifecycle `Service`: run it in a `ServiceGroup` and it shuts down
+/// gracefully on SIGTERM (or call ``shutdown()``): it stops claiming, lets running jobs finish within
+/// ``Configuration/shutdownGracePeriod``, then cancels the rest and gives them back to the store, where
+/// another worker takes them (the released attempt does not count as a failure).
+///
+/// What it does, and how often:
+/// - **Claims** in batches (``Configuration/claimBatchSize``) under its own limits
+///   (``Configuration/maximumConcurrentJobs`` and the runner's per-name caps) and the store's global
+///   ones, and again at once while claims come back full. Otherwise it waits for the store's wake-up
+///   (PostgreSQL `LISTEN/NOTIFY`, SQLite's data version), for the next not-before time, or for
+///   ``Configuration/pollInterval``, whichever comes first.
+/// - **Heartbeats**: renews each running job's lease every quarter of the lease, and writes progress
+///   at most every ``Configuration/progressInterval`` (a progress write renews the lease too).
+/// - **Cancels**: asks the store every ``Configuration/cancelCheckInterval`` which of its jobs were
+///   canceled or lost, and cancels their handlers' tasks; a job's own ``JobOptions/timeout`` cancels it
+///   too (counted as a failed attempt).
+/// - **Recovers** other workers' expired leases, and sweeps dependencies now and then.
+/// - **Completes**: outcomes are written in groups (``Configuration/completionBatchSize``); each is
+///   recorded only by the attempt that holds the lease.
+///
+/// A job whose handler is unknown or whose parameters do not decode ends `discarded` with the reason;
+/// a store error is logged and retried; neither stops the worker.
+///
+/// Metrics (swift-metrics): `yxjobstore.jobs` (counter by `name` and `outcome`: succeeded, retried,
+/// failed, canceled, discarded, released, lease_lost), `yxjobstore.claimed` (counter by `name`),
+/// `yxjobstore.job.queued` and `yxjobstore.job.duration` (timers by `name`: from ready to start, and the
+/// handler's run), `yxjobstore.leases.recovered`, `yxjobstore.outcomes.refused`, and
+/// `yxjobstore.store.errors` (counter by `operation`).
+///
+/// Stored ``JobDefinition``s run through a YXQueue `Dispatcher` (its queue limits, graphs, retries
+/// within an attempt), registered with ``JobRegistry/register(_:on:maximumConcurrentJobs:decoder:encoder:)``.
+///
+/// ```swift
+/// var registry = JobRegistry()
+/// registry.register("email", parameters: Email.self) { email, context in try await send(email) }
+/// registry.register(Thumbnail.self, on: dispatcher)
+/// let worker = JobWorker(store: store, runner: registry, logger: Logger(label: "worker"))
+/// let group = ServiceGroup(services: [worker], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+public final class JobWorker: Service, Sendable {
+    /// The settings, as clamped at creation.
+    public let configuration: Configuration
+
+    private let store: any JobStore
+    private let runner: any JobRunner
+    private let logger: Logger
+    private let metrics: JobWorkerMetrics
+    private let state = Locked(State())
+    /// Moves when a job ends or the phase changes: wakes the claim loop and the drain.
+    private let slotSignal = ChangeSignal()
+    /// Moves when an outcome waits to be written or the phase changes.
+    private let completionSignal = ChangeSignal()
+    /// Moves when the phase changes: wakes the control loop.
+    private let controlSignal = ChangeSignal()
+
+    /// The worker's identity, the owner of the jobs it claims.
+    public var id: String { configuration.workerID }
+
+    /// Creates a worker; nothing happens before ``run()``.
+    ///
+    /// - Parameters:
+    ///   - store: Where the jobs are.
+    ///   - runner: What runs them: a ``JobRegistry`` or another ``JobRunner``.
+    ///   - configuration: Limits, batching, intervals, shutdown.
+    ///   - logger: Where the worker logs (with `worker` metadata).
+    ///   - metricsFactory: Where its counters and timers go (see ``JobWorker`` for their names); the
+    ///     bootstrapped `MetricsSystem` by default.
+    public init(
+        store: any JobStore,
+        runner: any JobRunner,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "yxjobstore.worker"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.metrics = JobWorkerMetrics(factory: metricsFactory)
+        self.store = store
+        self.runner = runner
+        self.configuration = configuration.clamped
+        var logger = logger
+        logger[metadataKey: "worker"] = "\(configuration.workerID)"
+        self.logger = logger
+    }
+
+    /// The jobs this worker runs right now.
+    public var runningJobs: [JobID] {
+        state.withLock { Array($0.running.keys) }
+    }
+
+    // MARK: - Lifecycle
+
+    /// Runs until ``shutdown()``, a graceful shutdown of its service group, the cancel of the calling
+    /// task (a shutdown without grace period), or, with ``Configuration/exitWhenIdle``, until no job
+    /// of its names is left.
+    ///
+    /// Returns once every job it claimed has an outcome written (or was given back).
+    ///
+    /// - Throws: ``JobWorkerError`` when it cannot start.
+    public func run() async throws {
+        let names = runner.jobNames
+        guard !names.isEmpty else { throw JobWorkerError.noJobNames }
+        let started = state.withLock { state -> Bool in
+            guard case .created = state.phase else { return false }
+            state.phase = .running
+            return true
+        }
+        guard started else { throw JobWorkerError.alreadyStarted }
+        logger.info(
+            "worker started",
+            metadata: ["names": "\(names.joined(separator: ","))", "concurrency": "\(configuration.maximumConcurrentJobs)"]
+        )
+
+        // The loops are tasks of the worker's own, not children of the caller's: a canceled caller
+        // must still be able to give its jobs back to the store.
+        let control = Task { await self.controlLoop() }
+        let completions = Task { await self.completionLoop() }
+        let main = Task {
+            await self.claimLoop(names: names)
+            await self.drain()
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await main.value
+            } onGracefulShutdown: {
+                self.shutdown()
+            }
+        } onCancel: {
+            self.shutdown(gracePeriod: .zero)
+        }
+        state.withLock { $0.phase = .stopped }
+        completionSignal.signal()
+        controlSignal.signal()
+        await completions.value
+        control.cancel()
+        await control.value
+        logger.info("worker stopped")
+    }
+
+    /// Stops claiming, lets running jobs finish within the grace period, then cancels them and gives
+    /// them back to the store. Safe to call any number of times, from anywhere.
+    public func shutdown() {
+        shutdown(gracePeriod: configuration.shutdownGracePeriod)
+    }
+
+    private func shutdown(gracePeriod: Duration) {
+        let changed = state.withLock { state -> Bool in
+            let deadline = ContinuousClock.now + gracePeriod
+            switch state.phase {
+            case .created:
+                state.phase = .stopped
+                return true
+            case .running:
+                state.phase = .draining(deadline: deadline)
+                return true
+            case .draining(let previous):
+                guard deadline < previous else { return false }
+                state.phase = .draining(deadline: deadline)
+                return true
+            case .stopped:
+                return false
+            }
+        }
+        guard changed else { return }
+        logger.info("worker shutting down", metadata: ["grace": "\(gracePeriod)"])
+        slotSignal.signal()
+        completionSignal.signal()
+        controlSignal.signal()
+    }
+
+    private var isRunning: Bool {
+        state.withLock { state in
+            if case .running = state.phase { return true }
+            return false
+        }
+    }
+
+    // MARK: - Claiming
+
+    private func claimLoop(names: [String]) async {
+        var errorDelay = Duration.milliseconds(50)
+        while isRunning {
+            let storeGeneration = store.changeGeneration
+            let slotGeneration = slotSignal.generation
+            let free = state.withLock { configuration.maximumConcurrentJobs - $0.running.count }
+            if free <= 0 {
+                await slotSignal.wait(after: slotGeneration, timeout: .seconds(5))
+                continue
+            }
+            var wantedMore = false
+            var claimedAll = true
+            var claimedAny = false
+            do {
+                for group in claimGroups(names: names) where isRunning {
+                    // The room now: the claims before this one took some.
+                    let limit = room(for: group)
+                    guard limit > 0 else { continue }
+                    let jobs = try await store.claim(
+                        ClaimRequest(
+                            owner: id,
+                            names: .only(group),
+                            limit: limit,
+                            leaseDuration: configuration.leaseDuration
+                        )
+                    )
+                    wantedMore = true
+                    if jobs.count < limit { claimedAll = false }
+                    if !jobs.isEmpty { claimedAny = true }
+                    start(jobs)
+                }
+                if configuration.discardUnknownJobs, isRunning {
+                    let unknown = try await store.claim(
+                        ClaimRequest(
+                            owner: id,
+                            names: .allExcept(names),
+                            limit: configuration.claimBatchSize,
+                            leaseDuration: configuration.leaseDuration
+                        )
+                    )
+                    if !unknown.isEmpty { claimedAny = true }
+                    discardUnknown(unknown)
+                }
+                errorDelay = .milliseconds(50)
+            } catch {
+                metrics.storeError("claim")
+                logger.warning(
+                    "claim failed; trying again",
+                    metadata: ["error": "\(String(reflecting: error))", "delay": "\(errorDelay)"]
+                )
+                await slotSignal.wait(after: slotSignal.generation, timeout: errorDelay)
+                errorDelay = min(errorDelay * 2, .seconds(5))
+                continue
+            }
+            if wantedMore && claimedAll { continue }
+
+            if configuration.exitWhenIdle, !claimedAny, state.withLock({ $0.running.isEmpty }) {
+                if let live = try? await store.jobs(JobQuery(states: Set(StoredJobState.live), names: names, limit: 1)),
+                    live.isEmpty
+                {
+                    logger.info("no job left; stopping (exit when idle)")
+                    shutdown()
+                    break
+                }
+            }
+            var timeout = configuration.pollInterval * Double.random(in: 0.8...1.2)
+            if let next = try? await store.delayUntilNextJob(names: .only(names)) {
+                timeout = min(timeout, max(.milliseconds(1), next))
+            }
+            await waitForWork(storeGeneration: storeGeneration, slotGeneration: slotGeneration, timeout: timeout)
+        }
+    }
+
+    /// The claims to make: each name with a cap of its own apart, the others together.
+    private func claimGroups(names: [String]) -> [[String]] {
+        var shared: [String] = []
+        var groups: [[String]] = []
+        for name in names {
+            if runner.maximumConcurrentJobs(named: name) != nil {
+                groups.append([name])
+            } else {
+                shared.append(name)
+            }
+        }
+        return shared.isEmpty ? groups : [shared] + groups
+    }
+
+    /// How many jobs of a claim group this worker can take now: its free slots, the group's own cap
+    /// (for a name with one), at most a batch.
+    private func room(for group: [String]) -> Int {
+        state.withLock { state in
+            var room = min(configuration.maximumConcurrentJobs - state.running.count, configuration.claimBatchSize)
+            if group.count == 1, let cap = runner.maximumConcurrentJobs(named: group[0]) {
+                room = min(room, cap - state.runningByName[group[0], default: 0])
+            }
+            return max(0, room)
+        }
+    }
+
+    private func waitForWork(storeGeneration: UInt64, slotGeneration: UInt64, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.store.waitForChange(after: storeGeneration, timeout: timeout) }
+            group.addTask { await self.slotSignal.wait(after: slotGeneration, timeout: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func start(_ jobs: [ClaimedJob]) {
+        let now = ContinuousClock.now
+        for job in jobs {
+            let box = ProgressBox()
+            let deadline = job.timeout.map { now + $0 }
+            state.withLock { state in
+                state.running[job.id] = RunningJob(
+                    lease: job.lease,
+                    name: job.name,
+                    progress: box,
+                    renewedAt: now,
+                    progressWrittenAt: now,
+                    deadline: deadline
+                )
+                state.runningByName[job.name, default: 0] += 1
+            }
+            metrics.metrics(for: job.name).claimed(queuedSeconds: Date().timeIntervalSince(job.readyAt))
+            let task = Task { await self.execute(job, progress: box) }
+            let cancelNow = state.withLock { state -> Bool in
+                guard state.running[job.id] != nil else { return false }
+                state.running[job.id]?.task = task
+                return state.running[job.id]?.stopReason != nil
+            }
+            if cancelNow { task.cancel() }
+        }
+    }
+
+    private func discardUnknown(_ jobs: [ClaimedJob]) {
+        guard !jobs.isEmpty else { return }
+        for job in jobs {
+            metrics.metrics(for: job.name).outcome("discarded")
+            logger.warning("discarding job with unknown name", metadata: ["job": "\(job.id)", "job.name": "\(job.name)"])
+        }
+        enqueueCompletions(
+            jobs.map {
+                JobCompletion(
+                    lease: $0.lease,
+                    outcome: .discarded(reason: "no handler is registered for job name \"\($0.name)\"")
+                )
+            }
+        )
+    }
+
+    // MARK: - Running
+
+    private func execute(_ job: ClaimedJob, progress: ProgressBox) async {
+        let context = StoredJobContext(job: job, logger: logger, progressBox: progress)
+        let clock = ContinuousClock()
+        let began = clock.now
+        let result: Result<Data?, any Error>
+        do {
+            result = .success(try await runner.run(job, context: context))
+        } catch {
+            result = .failure(error)
+        }
+        let jobMetrics = metrics.metrics(for: job.name)
+        jobMetrics.ran(duration: clock.now - began)
+        // Counted as finishing until its outcome is queued: the drain waits for that too, or a
+        // shutdown could stop the completion loop between the two and leave the job running in the store.
+        let ended = state.withLock { state -> RunningJob? in
+            guard let entry = state.running.removeValue(forKey: job.id) else { return nil }
+            state.runningByName[job.name, default: 1] -= 1
+            state.finishing += 1
+            return entry
+        }
+        defer {
+            if ended != nil { state.withLock { $0.finishing -= 1 } }
+            slotSignal.signal()
+        }
+        // Missing: the drain gave the job back already, because the handler ignored its cancel.
+        guard let ended else { return }
+        let (outcome, label) = decideOutcome(job, result: result, stopReason: ended.stopReason)
+        jobMetrics.outcome(label)
+        guard let outcome else {
+            context.logger.warning("lease lost; the outcome of this attempt is not recorded")
+            return
+        }
+        switch outcome {
+        case .succeeded:
+            break
+        case .released:
+            context.logger.debug("job released", metadata: ["outcome": "\(label)"])
+        case .retry(let delay, let error):
+            context.logger.info("job failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
+        case .failed(let error):
+            context.logger.warning("job failed", metadata: ["error": "\(error)"])
+        case .canceled(let reason), .discarded(let reason):
+            context.logger.info("job ended", metadata: ["outcome": "\(label)", "reason": "\(reason)"])
+        }
+        let stored: Data? =
+            if case .succeeded = outcome, case .success(let value) = result { value } else { nil }
+        enqueueCompletions([
+            JobCompletion(lease: job.lease, outcome: outcome, progress: progress.latest, result: stored)
+        ])
+    }
+
+    /// How an attempt ended, from how the handler ended and why the worker stopped it (if it did).
+    ///
+    /// A failed attempt is retried as the job's ``RetryPolicy`` says: handler errors within its scope
+    /// (honouring a ``TransientError/retryAfter``), timeouts whatever the scope.
+    private func decideOutcome(
+        _ job: ClaimedJob,
+        result: Result<Data?, any Error>,
+        stopReason: StopReason?
+    ) -> (JobOutcome?, String) {
+        if stopReason == .leaseLost { return (nil, "lease_lost") }
+        guard case .failure(let error) = result else { return (.succeeded, "succeeded") }
+        if case JobHandlerError.discard(let reason) = error { return (.discarded(reason: reason), "discarded") }
+        let message: String
+        let delay: TimeInterval?
+        switch stopReason {
+        case .canceledInStore:
+            return (.canceled(reason: "canceled while running"), "canceled")
+        case .shutdown:
+            return (.released, "released")
+        case .timedOut:
+            message = "timed out after \(job.timeout ?? .zero)"
+            // Not the handler's error: the attempt ran out of time, whatever the policy's scope.
+            delay =
+                job.failures < job.retry.retries
+                ? job.retry.delay(beforeRetry: job.failures + 1) : nil
+        case .leaseLost, nil:
+            if case JobHandlerError.doNotRetry(let reason) = error { return (.failed(error: reason), "failed") }
+            message = String(String(describing: error).prefix(2000))
+            delay = job.retry.delay(after: error, retriesUsed: job.failures)
+        }
+        guard let delay else { return (.failed(error: message), "failed") }
+        // Capped at a century: a policy's delays are finite but may be absurd, and must not overflow.
+        let milliseconds = Int64((min(max(0, delay), 3_155_760_000) * 1000).rounded())
+        return (.retry(after: .milliseconds(milliseconds), error: message), "retried")
+    }
+
+    /// Cancels a running job's handler for `reason` (the first reason wins).
+    private func stop(_ id: JobID, reason: StopReason) {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            guard state.running[id] != nil, state.running[id]?.stopReason == nil else { return nil }
+            state.running[id]?.stopReason = reason
+            return state.running[id]?.task
+        }
+        if let task {
+            logger.debug("stopping job", metadata: ["job": "\(id)", "reason": "\(reason)"])
+            task.cancel()
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// After the claim loop ended: waits for running jobs within the grace period, then cancels them;
+    /// gives back those whose handlers ignore the cancel.
+    private func drain() async {
+        let graceDeadline = state.withLock { state -> ContinuousClock.Instant in
+            if case .draining(let deadline) = state.phase { return deadline }
+            return .now
+        }
+        await waitForRunningJobs(until: graceDeadline)
+        let remaining = state.withLock { Array($0.running.keys) }
+        guard !remaining.isEmpty else { return }
+        logger.info("grace period over; canceling running jobs", metadata: ["jobs": "\(remaining.count)"])
+        for id in remaining {
+            stop(id, reason: .shutdown)
+        }
+        await waitForRunningJobs(until: .now + .seconds(5))
+        // Handlers that ignore their cancel: give their jobs back anyway, and forget them.
+        let abandoned = state.withLock { state -> [RunningJob] in
+            let entries = Array(state.running.values)
+            state.running.removeAll()
+            state.runningByName.removeAll()
+            return entries
+        }
+        if !abandoned.isEmpty {
+            logger.warning("handlers ignore their cancel; giving their jobs back", metadata: ["jobs": "\(abandoned.count)"])
+            enqueueCompletions(abandoned.map { JobCompletion(lease: $0.lease, outcome: .released) })
+        }
+        // Handlers that did end are queueing their outcomes (no waiting on user code: a few statements).
+        while state.withLock({ $0.finishing > 0 }) {
+            let generation = slotSignal.generation
+            guard state.withLock({ $0.finishing > 0 }) else { break }
+            await slotSignal.wait(after: generation, timeout: .milliseconds(10))
+        }
+    }
+
+    private func waitForRunningJobs(until deadline: ContinuousClock.Instant) async {
+        while true {
+            let generation = slotSignal.generation
+            let (empty, deadlineNow) = state.withLock { state -> (Bool, ContinuousClock.Instant) in
+                // A later shutdown() may have shortened the grace period.
+                let empty = state.running.isEmpty && state.finishing == 0
+                if case .draining(let shortened) = state.phase { return (empty, min(deadline, shortened)) }
+                return (empty, deadline)
+            }
+            let now = ContinuousClock.now
+            if empty || now >= deadlineNow { return }
+            await slotSignal.wait(after: generation, timeout: deadlineNow - now)
+        }
+    }
+
+    // MARK: - Completions
+
+    private func enqueueCompletions(_ completions: [JobCompletion]) {
+        state.withLock { state in
+            if state.pending.isEmpty { state.pendingSince = .now }
+            state.pending.append(contentsOf: completions)
+        }
+        completionSignal.signal()
+    }
+
+    private func completionLoop() async {
+        var errorDelay = Duration.milliseconds(50)
+        var failingSince: ContinuousClock.Instant?
+        while true {
+            let generation = completionSignal.generation
+            let (batch, wait, finished) = state.withLock { state -> ([JobCompletion], Duration?, Bool) in
+                let stopped: Bool
+                if case .stopped = state.phase { stopped = true } else { stopped = false }
+                // Nothing to write: wait for the next outcome (or the stop, which signals too).
+                guard !state.pending.isEmpty else { return ([], stopped ? nil : .zero, stopped) }
+                let age = ContinuousClock.now - (state.pendingSince ?? .now)
+                let full = state.pending.count >= configuration.completionBatchSize
+                if !full, !stopped, age < configuration.completionDelay {
+                    return ([], configuration.completionDelay - age, false)
+                }
+                let count = min(configuration.completionBatchSize, state.pending.count)
+                let batch = Array(state.pending.prefix(count))
+                state.pending.removeFirst(count)
+                state.pendingSince = state.pending.isEmpty ? nil : .now
+                return (batch, nil, false)
+            }
+            if finished { return }
+            if let wait {
+                await completionSignal.wait(after: generation, timeout: wait == .zero ? nil : wait)
+                continue
+            }
+            do {
+                let refused = try await store.complete(batch)
+                for lease in refused {
+                    logger.warning(
+                        "outcome refused: the lease was lost",
+                        metadata: ["job": "\(lease.id)", "attempt": "\(lease.attempt)"]
+                    )
+                }
+                if !refused.isEmpty { metrics.refused.increment(by: refused.count) }
+                errorDelay = .milliseconds(50)
+                failingSince = nil
+            } catch {
+                metrics.storeError("complete")
+                let since = failingSince ?? .now
+                failingSince = since
+                let stopped = state.withLock { state -> Bool in
+                    if case .stopped = state.phase { return true }
+                    return false
+                }
+                // Once stopped, give up after a while: the leases expire and other workers take the jobs.
+                if stopped, ContinuousClock.now - since > configuration.leaseDuration {
+                    logger.error(
+                        "cannot record outcomes; leaving them to lease expiry",
+                        metadata: ["error": "\(String(reflecting: error))", "outcomes": "\(batch.count)"]
+                    )
+                    state.withLock { $0.pending.removeAll() }
+                    return
+                }
+                logger.warning("recording outcomes failed; trying again", metadata: ["error": "\(String(reflecting: error))"])
+                state.withLock { state in
+                    state.pending.insert(contentsOf: batch, at: 0)
+                    state.pendingSince = state.pendingSince ?? .now
+                }
+                try? await Task.sleep(for: errorDelay)
+                errorDelay = min(errorDelay * 2, .seconds(2))
+            }
+        }
+    }
+
+    // MARK: - Heartbeats, cancels, recovery
+
+    private func controlLoop() async {
+        let clock = ContinuousClock()
+        var lastCheck = clock.now
+        var lastRecovery = clock.now - configuration.recoveryInterval
+        var lastSweep = clock.now
+        while true {
+            let generation = controlSignal.generation
+            let stopped = state.withLock { state -> Bool in
+                if case .stopped = state.phase { return true }
+                return false
+            }
+            if stopped || Task.isCancelled { return }
+            let now = clock.now
+
+            // The job's own timeout, and leases that could not be renewed in time.
+            let (timedOut, expired) = state.withLock { state -> ([JobID], [JobID]) in
+                var timedOut: [JobID] = []
+                var expired: [JobID] = []
+                for (id, job) in state.running where job.stopReason == nil {
+                    if let deadline = job.deadline, deadline <= now { timedOut.append(id) }
+                    if now - job.renewedAt > configuration.leaseDuration { expired.append(id) }
+                }
+                return (timedOut, expired)
+            }
+            for id in timedOut { stop(id, reason: .timedOut) }
+            for id in expired { stop(id, reason: .leaseLost) }
+
+            await heartbeatOrCheck(now: now, lastCheck: &lastCheck)
+
+            if now - lastRecovery >= configuration.recoveryInterval {
+                lastRecovery = now
+                do {
+                    let recovered = try await store.recoverExpiredLeases()
+                    if recovered > 0 {
+                        metrics.recovered.increment(by: recovered)
+                        logger.info("recovered jobs of expired leases", metadata: ["jobs": "\(recovered)"])
+                    }
+                } catch where !Task.isCancelled {
+                    metrics.storeError("recover")
+                    logger.warning("lease recovery failed", metadata: ["error": "\(String(reflecting: error))"])
+                } catch {
+                    return
+                }
+            }
+            if now - lastSweep >= .seconds(10) {
+                lastSweep = now
+                do {
+                    try await store.resolveDependencies()
+                } catch where !Task.isCancelled {
+                    metrics.storeError("dependencies")
+                    logger.warning("dependency sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+                } catch {
+                    return
+                }
+            }
+            await controlSignal.wait(after: generation, timeout: configuration.tick)
+        }
+    }
+
+    /// Renews leases that are due and writes progress that changed; otherwise, when it is time, only
+    /// reads which jobs were canceled or lost.
+    private func heartbeatOrCheck(now: ContinuousClock.Instant, lastCheck: inout ContinuousClock.Instant) async {
+        let (beats, versions, leases) = state.withLock {
+            state -> ([JobHeartbeat], [JobID: Int], [JobLease]) in
+            var beats: [JobHeartbeat] = []
+            var versions: [JobID: Int] = [:]
+            var leases: [JobLease] = []
+            for (id, job) in state.running where job.stopReason == nil {
+                leases.append(job.lease)
+                var progress: JobProgress?
+                if now - job.progressWrittenAt >= configuration.progressInterval, let unwritten = job.progress.unwritten() {
+                    progress = unwritten.progress
+                    versions[id] = unwritten.version
+                }
+                if progress != nil || now - job.renewedAt >= configuration.renewalInterval {
+                    beats.append(JobHeartbeat(lease: job.lease, progress: progress))
+                }
+            }
+            return (beats, versions, leases)
+        }
+        let check: LeaseCheck
+        do {
+            if !beats.isEmpty {
+                check = try await store.heartbeat(beats, leaseDuration: configuration.leaseDuration)
+                let lost = Set(check.lost.map(\.id))
+                state.withLock { state in
+                    for beat in beats where !lost.contains(beat.lease.id) {
+                        guard state.running[beat.lease.id]?.lease == beat.lease else { continue }
+                        state.running[beat.lease.id]?.renewedAt = now
+                        if let version = versions[beat.lease.id] {
+                            state.running[beat.lease.id]?.progressWrittenAt = now
+                            state.running[beat.lease.id]?.progress.markWritten(version)
+                        }
+                    }
+                }
+                lastCheck = now
+            } else if !leases.isEmpty, now - lastCheck >= configuration.cancelCheckInterval {
+                check = try await store.checkLeases(leases)
+                lastCheck = now
+            } else {
+                return
+            }
+        } catch {
+            metrics.storeError(beats.isEmpty ? "check" : "heartbeat")
+            logger.warning("heartbeat failed", metadata: ["error": "\(String(reflecting: error))"])
+            return
+        }
+        for lease in check.lost {
+            logger.warning("lease lost; stopping the job", metadata: ["job": "\(lease.id)", "attempt": "\(lease.attempt)"])
+            stop(lease.id, reason: .leaseLost)
+        }
+        for id in check.cancelRequested {
+            logger.info("cancel recorded in the store; stopping the job", metadata: ["job": "\(id)"])
+            stop(id, reason: .canceledInStore)
+        }
+    }
+}
+
+extension JobWorker {
+    enum Phase {
+        case created
+        case running
+        /// Not claiming; running jobs may finish until the deadline.
+        case draining(deadline: ContinuousClock.Instant)
+        case stopped
+    }
+
+    /// Why the worker canceled a handler.
+    enum StopReason: Hashable, CustomStringConvertible {
+        case canceledInStore
+        case leaseLost
+        case timedOut
+        case shutdown
+
+        var description: String {
+            switch self {
+            case .canceledInStore: "canceled in the store"
+            case .leaseLost: "lease lost"
+            case .timedOut: "timed out"
+            case .shutdown: "shutdown"
+            }
+        }
+    }
+
+    struct RunningJob {
+        var lease: JobLease
+        var name: String
+        var progress: ProgressBox
+        var renewedAt: ContinuousClock.Instant
+        var progressWrittenAt: ContinuousClock.Instant
+        var deadline: ContinuousClock.Instant?
+        var task: Task<Void, Never>?
+        var stopReason: StopReason?
+    }
+
+    struct State {
+        var phase: Phase = .created
+        var running: [JobID: RunningJob] = [:]
+        var runningByName: [String: Int] = [:]
+        var pending: [JobCompletion] = []
+        var pendingSince: ContinuousClock.Instant?
+        /// Handlers that ended and whose outcomes are not queued yet.
+        var finishing = 0
+    }
+}

@@ -1,0 +1,106 @@
+import Logging
+import YXQueue
+
+/// What a running handler of a stored job knows of it and how it reports progress.
+///
+/// The store-side counterpart of YXQueue's `JobContext` (what a step's body receives in process); a
+/// ``JobDefinition`` run through a dispatcher (``JobRegistry/register(_:on:maximumConcurrentJobs:decoder:encoder:)``)
+/// gets YXQueue's context in its steps, and its progress reaches this one.
+///
+/// Progress is kept in memory and written to the store by the worker's heartbeat, at most once per
+/// ``JobWorker/Configuration/progressInterval`` per job (so a flood of updates costs nothing), and
+/// renews the lease on the way. Any process can read it with ``JobStore/status()``.
+///
+/// Cancel reaches the handler as Swift task cancellation: a cancel recorded in the store, a lost lease,
+/// the job's timeout and the worker's shutdown all cancel the handler's task. Check
+/// `Task.isCancelled` or `try Task.checkCancellation()` in long loops, and throw `CancellationError`.
+///
+/// ```swift
+/// registry.register("copy") { payload, context in
+///     for chunk in 0..<100 {
+///         try Task.checkCancellation()
+///         try await copy(chunk)
+///         context.reportProgress(completedUnits: Int64(chunk + 1) * chunkSize, totalUnits: 100 * chunkSize)
+///     }
+/// }
+/// ```
+public struct StoredJobContext: Sendable {
+    /// The claimed job: its identifier, attempt, name, payload and options.
+    public let job: ClaimedJob
+    private let workerLogger: Logger
+    let progressBox: ProgressBox
+
+    init(job: ClaimedJob, logger: Logger, progressBox: ProgressBox) {
+        self.job = job
+        self.workerLogger = logger
+        self.progressBox = progressBox
+    }
+
+    /// The worker's logger with the job's identifier, name and attempt as metadata.
+    public var logger: Logger {
+        // Made when asked for: most handlers never log, and a worker may run thousands of jobs a second.
+        var logger = workerLogger
+        logger[metadataKey: "job"] = "\(job.id)"
+        logger[metadataKey: "job.name"] = "\(job.name)"
+        logger[metadataKey: "attempt"] = "\(job.attempt)"
+        return logger
+    }
+
+    /// The job's identifier.
+    public var id: JobID { job.id }
+    /// The attempt number (1 for the first run; it also counts runs that a lost worker left unfinished).
+    public var attempt: Int { job.attempt }
+
+    /// Reports how far the job is, as a fraction between 0 and 1.
+    public func reportProgress(_ fraction: Double) {
+        progressBox.update(JobProgress(fraction: fraction))
+    }
+
+    /// Reports how far the job is in units (bytes…); the fraction follows when the total is known.
+    public func reportProgress(completedUnits: Int64, totalUnits: Int64?) {
+        progressBox.update(JobProgress(completedUnits: completedUnits, totalUnits: totalUnits))
+    }
+
+    /// Reports progress as a whole.
+    public func reportProgress(_ progress: JobProgress) {
+        progressBox.update(progress)
+    }
+}
+
+/// The latest progress of one running job, and which version of it the store has.
+final class ProgressBox: Sendable {
+    private struct State {
+        var progress: JobProgress?
+        var version = 0
+        var writtenVersion = 0
+    }
+
+    private let state = Locked(State())
+
+    func update(_ progress: JobProgress) {
+        state.withLock { state in
+            state.progress = progress
+            state.version += 1
+        }
+    }
+
+    /// The progress if it changed since the last ``markWritten(_:)``, with its version.
+    func unwritten() -> (progress: JobProgress, version: Int)? {
+        state.withLock { state in
+            guard state.version != state.writtenVersion, let progress = state.progress else { return nil }
+            return (progress, state.version)
+        }
+    }
+
+    /// Remembers that `version` reached the store.
+    func markWritten(_ version: Int) {
+        state.withLock { state in
+            state.writtenVersion = max(state.writtenVersion, version)
+        }
+    }
+
+    /// The latest progress, written or not.
+    var latest: JobProgress? {
+        state.withLock { $0.progress }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import SQLiteNIO
+import YXJobStore
+
+extension SQLiteJobStore {
+    public func enqueue(_ requests: [JobRequest]) async throws -> [EnqueueResult] {
+        guard !requests.isEmpty else { return [] }
+        try JobRequest.validate(requests)
+        let results = try await transaction(durable: configuration.durableEnqueue) { connection in
+            let now = SQLiteTime.now
+            var results: [EnqueueResult] = []
+            results.reserveCapacity(requests.count)
+            for request in requests {
+                results.append(try await Self.insert(request, now: now, connection))
+            }
+            return results
+        }
+        if results.contains(where: \.isNew) { changes.signal() }
+        return results
+    }
+
+    private static func insert(_ request: JobRequest, now: Int64, _ connection: SQLiteConnection) async throws
+        -> EnqueueResult
+    {
+        let options = request.options
+        let dependencies = Array(Set(options.dependencies)).sorted()
+        var state = StoredJobState.available
+        var message: String?
+        var finishedAt: Int64?
+        if !dependencies.isEmpty {
+            let rows = try await connection.query(
+                "SELECT id, state FROM jobs WHERE id IN (\(placeholders(dependencies.count)))",
+                dependencies.map { SQLiteData($0.rawValue) }
+            )
+            var states: [Int64: StoredJobState] = [:]
+            for row in rows {
+                states[try row.int64("id")] = try row.state()
+            }
+            let decision = try DependencyDecision(dependencies: dependencies, states: states)
+            state = decision.state
+            message = decision.message
+            if state.isTerminal { finishedAt = now }
+        }
+        let runAt = options.notBefore.map(SQLiteTime.micros) ?? now
+        let retry = RetryPolicyColumns(options.retry)
+        let binds: [SQLiteData] = [
+            SQLiteData(request.name),
+            SQLiteData(request.payload),
+            SQLiteData(state.rawValue),
+            SQLiteData(options.concurrencyKey ?? request.name),
+            SQLiteData(options.priority),
+            SQLiteData(max(runAt, 0)),
+            SQLiteData(now),
+            SQLiteData(optional: finishedAt),
+            SQLiteData(retry.maximumAttempts),
+            SQLiteData(retry.initialDelayMilliseconds),
+            SQLiteData(retry.maximumDelayMilliseconds),
+            SQLiteData(retry.jitter),
+            SQLiteData(retry.maximumRetryAfterMilliseconds),
+            SQLiteData(retry.scope),
+            SQLiteData(optional: options.timeout.map(\.milliseconds)),
+            SQLiteData(optional: options.uniqueKey),
+            SQLiteData(optional: message),
+        ]
+        let inserted = try await connection.query(
+            """
+            INSERT INTO jobs (name, payload, state, concurrency_key, priority, run_at, created_at, finished_at,
+                max_attempts, retry_initial_ms, retry_max_ms, retry_jitter, retry_max_after_ms, retry_scope, timeout_ms,
+                unique_key, message)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
+            RETURNING id
+            """,
+            binds
+        )
+        if let row = inserted.first {
+            let id = try row.int64("id")
+            if !dependencies.isEmpty {
+                let values = Array(repeating: "(?, ?)", count: dependencies.count).joined(separator: ", ")
+                _ = try await connection.query(
+                    "INSERT INTO job_dependencies (job_id, depends_on) VALUES \(values)",
+                    dependencies.flatMap { [SQLiteData(id), SQLiteData($0.rawValue)] }
+                )
+                _ = try await connection.query(
+                    "UPDATE jobs SET has_dependents = 1 WHERE has_dependents = 0 AND id IN (\(placeholders(dependencies.count)))",
+                    dependencies.map { SQLiteData($0.rawValue) }
+                )
+            }
+            return .enqueued(JobID(id))
+        }
+        // Nothing inserted: the unique key is held by a live job (the only constraint that can refuse).
+        guard let key = options.uniqueKey else {
+            throw JobStoreError.invalidResponse("an insert without unique key was refused")
+        }
+        let existing = try await connection.query(
+            "SELECT id FROM jobs WHERE unique_key = ? AND state IN ('waiting', 'available', 'running')",
+            [SQLiteData(key)]
+        )
+        guard let holder = existing.first else {
+            throw JobStoreError.invalidResponse("unique key \(key) was refused but no live job holds it")
+        }
+        let id = JobID(try holder.int64("id"))
+        return options.onDuplicate == .join ? .joined(existing: id) : .refused(existing: id)
+    }
+}

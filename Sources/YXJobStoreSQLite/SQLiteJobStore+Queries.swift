@@ -1,0 +1,236 @@
+import Foundation
+import SQLiteNIO
+import YXJobStore
+
+extension SQLiteJobStore {
+    static let recordColumns = """
+        id, name, state, payload, attempt, failures, lease_expiries, max_attempts, retry_initial_ms, retry_max_ms,
+        retry_jitter, retry_max_after_ms, retry_scope, timeout_ms, priority, concurrency_key, unique_key, created_at,
+        run_at, started_at, finished_at, owner, lease_until, cancel_requested, progress, units_done, units_total,
+        message, result
+        """
+
+    public func job(_ id: JobID) async throws -> JobRecord? {
+        try checkOpen()
+        let rows = try await reader.query(
+            "SELECT \(Self.recordColumns) FROM jobs WHERE id = ?",
+            [SQLiteData(id.rawValue)]
+        )
+        guard let row = rows.first else { return nil }
+        return try await records([row]).first
+    }
+
+    public func jobs(_ query: JobQuery) async throws -> [JobRecord] {
+        try checkOpen()
+        var conditions: [String] = []
+        var binds: [SQLiteData] = []
+        if let states = query.states {
+            let list = states.map(\.rawValue).sorted()
+            conditions.append(list.isEmpty ? "0" : "state IN (\(placeholders(list.count)))")
+            binds += list.map { SQLiteData($0) }
+        }
+        if let names = query.names {
+            let condition = Self.nameCondition(.only(names), column: "name")
+            conditions.append(condition.sql)
+            binds += condition.binds
+        }
+        if let after = query.after {
+            conditions.append("id > ?")
+            binds.append(SQLiteData(after.rawValue))
+        }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        binds.append(SQLiteData(max(0, query.limit)))
+        let rows = try await reader.query(
+            "SELECT \(Self.recordColumns) FROM jobs \(whereClause) ORDER BY id LIMIT ?",
+            binds
+        )
+        return try await records(rows)
+    }
+
+    /// Records from rows, with the dependencies of each.
+    private func records(_ rows: [SQLiteRow]) async throws -> [JobRecord] {
+        guard !rows.isEmpty else { return [] }
+        let ids = try rows.map { try $0.int64("id") }
+        var dependencies: [Int64: [JobID]] = [:]
+        for chunk in ids.chunked(500) {
+            let dependencyRows = try await reader.query(
+                """
+                SELECT job_id, depends_on FROM job_dependencies WHERE job_id IN (\(placeholders(chunk.count)))
+                ORDER BY job_id, depends_on
+                """,
+                chunk.map { SQLiteData($0) }
+            )
+            for row in dependencyRows {
+                dependencies[try row.int64("job_id"), default: []].append(JobID(try row.int64("depends_on")))
+            }
+        }
+        return try rows.map { row in
+            let id = try row.int64("id")
+            return JobRecord(
+                id: JobID(id),
+                name: try row.string("name"),
+                state: try row.state(),
+                payload: row.data("payload"),
+                attempt: try row.int("attempt"),
+                failures: try row.int("failures"),
+                leaseExpiries: try row.int("lease_expiries"),
+                retry: try row.retryPolicy(),
+                timeout: row.optionalInt64("timeout_ms").map { .milliseconds($0) },
+                priority: try row.int("priority"),
+                concurrencyKey: try row.string("concurrency_key"),
+                uniqueKey: row.optionalString("unique_key"),
+                dependencies: dependencies[id] ?? [],
+                enqueuedAt: try row.date("created_at"),
+                readyAt: try row.date("run_at"),
+                startedAt: row.optionalDate("started_at"),
+                finishedAt: row.optionalDate("finished_at"),
+                owner: row.optionalString("owner"),
+                leaseUntil: row.optionalDate("lease_until"),
+                cancelRequested: row.bool("cancel_requested"),
+                progress: row.progress(),
+                message: row.optionalString("message"),
+                result: row.optionalData("result")
+            )
+        }
+    }
+
+    public func status() async throws -> JobStoreStatus {
+        try checkOpen()
+        let now = SQLiteTime.now
+        let stateRows = try await reader.query(
+            """
+            SELECT state, count(*) AS jobs, COALESCE(sum(units_done), 0) AS done, COALESCE(sum(units_total), 0) AS total
+            FROM jobs GROUP BY state
+            """
+        )
+        var byState: [StoredJobState: JobStoreStatus.StateSummary] = [:]
+        for row in stateRows {
+            let state = try row.state()
+            byState[state] = JobStoreStatus.StateSummary(
+                state: state,
+                jobs: try row.int("jobs"),
+                completedUnits: try row.int64("done"),
+                totalUnits: try row.int64("total")
+            )
+        }
+        let scheduledRows = try await reader.query(
+            "SELECT count(*) AS n FROM jobs WHERE state = 'available' AND run_at > ?",
+            [SQLiteData(now)]
+        )
+        let runningRows = try await reader.query(
+            """
+            SELECT id, name, attempt, owner, progress, units_done, units_total, started_at, lease_until, cancel_requested
+            FROM jobs WHERE state = 'running' ORDER BY owner, id
+            """
+        )
+        var workers: [JobStoreStatus.WorkerSummary] = []
+        for row in runningRows {
+            let owner = row.optionalString("owner") ?? "?"
+            let job = JobStoreStatus.RunningJob(
+                id: JobID(try row.int64("id")),
+                name: try row.string("name"),
+                attempt: try row.int("attempt"),
+                progress: row.progress(),
+                startedAt: row.optionalDate("started_at"),
+                leaseUntil: row.optionalDate("lease_until"),
+                cancelRequested: row.bool("cancel_requested")
+            )
+            if workers.last?.worker == owner {
+                workers[workers.count - 1].jobs.append(job)
+            } else {
+                workers.append(JobStoreStatus.WorkerSummary(worker: owner, jobs: [job]))
+            }
+        }
+        let limitRows = try await reader.query(
+            """
+            SELECT l.key AS key, l.max_running AS max_running,
+                (SELECT count(*) FROM jobs r WHERE r.state = 'running' AND r.concurrency_key = l.key) AS running
+            FROM job_limits l ORDER BY l.key
+            """
+        )
+        return JobStoreStatus(
+            takenAt: SQLiteTime.date(now),
+            states: StoredJobState.allCases.map {
+                byState[$0] ?? JobStoreStatus.StateSummary(state: $0, jobs: 0, completedUnits: 0, totalUnits: 0)
+            },
+            scheduled: try scheduledRows.first?.int("n") ?? 0,
+            workers: workers,
+            limits: try limitRows.map {
+                JobStoreStatus.LimitSummary(
+                    key: try $0.string("key"),
+                    limit: try $0.int("max_running"),
+                    running: try $0.int("running")
+                )
+            }
+        )
+    }
+
+    public func delayUntilNextJob(names: JobNameFilter) async throws -> Duration? {
+        try checkOpen()
+        let filter = Self.nameCondition(names, column: "name")
+        let rows = try await reader.query(
+            "SELECT min(run_at) AS next FROM jobs WHERE state = 'available' AND \(filter.sql)",
+            filter.binds
+        )
+        guard let next = rows.first?.optionalInt64("next") else { return nil }
+        return .microseconds(max(0, next - SQLiteTime.now))
+    }
+
+    public func setConcurrencyLimit(_ limit: Int?, forKey key: String) async throws {
+        guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
+        if let limit {
+            guard limit >= 0 else { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
+            _ = try await withWriter { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO job_limits (key, max_running) VALUES (?, ?)
+                    ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
+                    """,
+                    [SQLiteData(key), SQLiteData(limit)]
+                )
+            }
+        } else {
+            _ = try await withWriter { connection in
+                try await connection.query("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
+            }
+        }
+        forgetLimitsCache()
+        changes.signal()
+    }
+
+    public func concurrencyLimits() async throws -> [String: Int] {
+        try checkOpen()
+        let rows = try await reader.query("SELECT key, max_running FROM job_limits")
+        var limits: [String: Int] = [:]
+        for row in rows {
+            limits[try row.string("key")] = try row.int("max_running")
+        }
+        return limits
+    }
+
+    public func pruneFinishedJobs(before date: Date) async throws -> Int {
+        try await transaction { connection in
+            // A finished job that a waiting job still depends on stays: its state decides the waiting one.
+            let rows = try await connection.query(
+                """
+                DELETE FROM jobs
+                WHERE finished_at IS NOT NULL AND finished_at < ?
+                    AND state IN ('succeeded', 'failed', 'canceled', 'discarded')
+                    AND NOT EXISTS (
+                        SELECT 1 FROM job_dependencies d JOIN jobs w ON w.id = d.job_id
+                        WHERE d.depends_on = jobs.id AND w.state = 'waiting'
+                    )
+                RETURNING id
+                """,
+                [SQLiteData(SQLiteTime.micros(date))]
+            )
+            _ = try await connection.query(
+                """
+                DELETE FROM job_dependencies
+                WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_dependencies.job_id)
+                """
+            )
+            return rows.count
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import SQLiteNIO
+import YXJobStore
+
+/// The versioned schema of the SQLite store: each migration moves the database one version up, in a
+/// write transaction, and records the version in `store_meta`.
+enum SQLiteSchema {
+    /// The newest version this library writes.
+    static let latestVersion = 2
+
+    /// Statements of each version, from 1.
+    static let migrations: [[String]] = [
+        // 1: jobs, their dependencies, the concurrency limits.
+        [
+            """
+            CREATE TABLE jobs (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                name TEXT NOT NULL,
+                payload BLOB NOT NULL,
+                state TEXT NOT NULL,
+                concurrency_key TEXT NOT NULL,
+                priority INTEGER NOT NULL DEFAULT 0,
+                run_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                started_at INTEGER,
+                finished_at INTEGER,
+                attempt INTEGER NOT NULL DEFAULT 0,
+                failures INTEGER NOT NULL DEFAULT 0,
+                lease_expiries INTEGER NOT NULL DEFAULT 0,
+                max_attempts INTEGER NOT NULL,
+                retry_initial_ms INTEGER NOT NULL,
+                retry_max_ms INTEGER NOT NULL,
+                retry_jitter REAL NOT NULL,
+                timeout_ms INTEGER,
+                unique_key TEXT,
+                has_dependents INTEGER NOT NULL DEFAULT 0,
+                owner TEXT,
+                lease_until INTEGER,
+                cancel_requested INTEGER NOT NULL DEFAULT 0,
+                progress REAL,
+                units_done INTEGER,
+                units_total INTEGER,
+                message TEXT
+            )
+            """,
+            // Claims walk ready jobs in priority order, by name or by concurrency key.
+            "CREATE INDEX jobs_ready ON jobs (name, priority DESC, run_at, id) WHERE state = 'available'",
+            "CREATE INDEX jobs_ready_key ON jobs (concurrency_key, priority DESC, run_at, id) WHERE state = 'available'",
+            // Lease recovery and the running count of each limited key.
+            "CREATE INDEX jobs_running ON jobs (lease_until) WHERE state = 'running'",
+            "CREATE INDEX jobs_running_key ON jobs (concurrency_key) WHERE state = 'running'",
+            "CREATE INDEX jobs_waiting ON jobs (id) WHERE state = 'waiting'",
+            "CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL",
+            // A unique key is unique among live jobs only: the database refuses the second one.
+            """
+            CREATE UNIQUE INDEX jobs_unique_live ON jobs (unique_key)
+                WHERE unique_key IS NOT NULL AND state IN ('waiting', 'available', 'running')
+            """,
+            """
+            CREATE TABLE job_dependencies (
+                job_id INTEGER NOT NULL,
+                depends_on INTEGER NOT NULL,
+                PRIMARY KEY (job_id, depends_on)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX job_dependencies_on ON job_dependencies (depends_on, job_id)",
+            """
+            CREATE TABLE job_limits (
+                key TEXT PRIMARY KEY,
+                max_running INTEGER NOT NULL
+            ) WITHOUT ROWID
+            """,
+        ],
+        // 2: the rest of YXQueue's RetryPolicy (the longest Retry-After waited for, which errors are
+        // retried), and the result a succeeded job returned. Older rows keep what the store did before:
+        // every error retried.
+        [
+            "ALTER TABLE jobs ADD COLUMN retry_max_after_ms INTEGER NOT NULL DEFAULT 3600000",
+            "ALTER TABLE jobs ADD COLUMN retry_scope TEXT NOT NULL DEFAULT 'all_errors'",
+            "ALTER TABLE jobs ADD COLUMN result BLOB",
+        ],
+    ]
+
+    /// Brings the database to ``latestVersion``; creates it when empty.
+    ///
+    /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library.
+    static func migrate(_ connection: SQLiteConnection) async throws {
+        _ = try await connection.query(
+            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"
+        )
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            let rows = try await connection.query("SELECT value FROM store_meta WHERE key = 'schema_version'")
+            let current = try rows.first?.int("value") ?? 0
+            guard current <= latestVersion else {
+                throw JobStoreError.schemaTooNew(found: current, supported: latestVersion)
+            }
+            for version in (current + 1)..<(latestVersion + 1) {
+                for statement in migrations[version - 1] {
+                    _ = try await connection.query(statement)
+                }
+                _ = try await connection.query(
+                    "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
+                        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [.integer(version)]
+                )
+            }
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+}

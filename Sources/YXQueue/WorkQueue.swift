@@ -1,0 +1,100 @@
+import DequeModule
+
+/// The executor of one named queue of a ``Dispatcher``: a first-in first-out line of operations whose
+/// prerequisites are done, and at most ``limit`` of them executing at once.
+///
+/// An operation holds its slot from the moment it is started until its completion is called; no
+/// thread is held meanwhile. When it completes, the next operation in line takes its slot at once,
+/// on the completing thread when that is cheap (see ``ThreadLoop``): an operation that declares
+/// ``QueueOperation/executesInline`` runs right there (the next download starts on the transfer thread
+/// that finished the previous one); another one runs there only if that thread is a pool thread, and
+/// otherwise on a pool thread.
+///
+/// An operation that was canceled while in line ends as soon as its turn comes, on the thread that
+/// gives it the turn (it runs none of its work).
+final class WorkQueue: Sendable {
+    /// The queue's name, as operations give it.
+    let name: String
+
+    fileprivate struct State {
+        var limit: Int
+        var running = 0
+        var ready = Deque<QueueOperation>()
+        var isPaused: Bool
+    }
+
+    private let state: Locked<State>
+
+    init(name: String, limit: Int, isPaused: Bool) {
+        self.name = name
+        self.state = Locked(State(limit: max(1, limit), isPaused: isPaused))
+    }
+
+    /// How many operations may execute at once.
+    var limit: Int { state.withLock { $0.limit } }
+
+    /// Operations executing now, and operations waiting in line.
+    var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.ready.count) } }
+
+    /// Changes the limit. A higher limit starts waiting operations at once; a lower one lets the running
+    /// ones finish and starts no new one until fewer than the limit run.
+    func setLimit(_ limit: Int) {
+        let start = state.withLock { s -> [QueueOperation] in
+            s.limit = max(1, limit)
+            return s.takeStartable()
+        }
+        for operation in start { launch(operation, handedOver: false) }
+    }
+
+    /// Holds (or releases) the operations in line; executing ones go on.
+    func setPaused(_ paused: Bool) {
+        let start = state.withLock { s -> [QueueOperation] in
+            s.isPaused = paused
+            return s.takeStartable()
+        }
+        for operation in start { launch(operation, handedOver: false) }
+    }
+
+    /// Puts operations in line, and starts as many as the limit allows.
+    ///
+    /// - Parameter handedOver: whether the call comes from the completion of another operation on this
+    ///   thread (its dependents became ready): an operation that can start then runs after the current
+    ///   piece of work of this thread, not nested in it.
+    func submit(_ operations: [QueueOperation], handedOver: Bool) {
+        let start = state.withLock { s -> [QueueOperation] in
+            s.ready.append(contentsOf: operations)
+            return s.takeStartable()
+        }
+        for operation in start { launch(operation, handedOver: handedOver) }
+    }
+
+    /// An operation that held a slot ended: the slot goes to the next operation in line, if any.
+    func slotFreed() {
+        let next = state.withLock { s -> QueueOperation? in
+            if !s.isPaused && s.running <= s.limit, let next = s.ready.popFirst() { return next }
+            s.running -= 1
+            return nil
+        }
+        if let next { launch(next, handedOver: true) }
+    }
+
+    private func launch(_ operation: QueueOperation, handedOver: Bool) {
+        if operation.executesInline || operation.isCancelled || (handedOver && ThreadLoop.isOnPoolThread) {
+            ThreadLoop.run(operation, in: self, handedOver: handedOver)
+        } else {
+            ThreadLoop.runOnPool(operation, in: self)
+        }
+    }
+}
+
+extension WorkQueue.State {
+    /// The operations that may start now, each counted as running.
+    fileprivate mutating func takeStartable() -> [QueueOperation] {
+        var start: [QueueOperation] = []
+        while !isPaused && running < limit, let next = ready.popFirst() {
+            running += 1
+            start.append(next)
+        }
+        return start
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import XCTest
+import YXDownload
+
+@testable import YXDownloadCLI
+
+/// The input list format (SPEC §4), parsed line by line.
+final class DownloadListTests: XCTestCase {
+    private func parse(_ text: String) -> (entries: [DownloadListEntry], errors: [String]) {
+        var parser = DownloadListParser(fileName: "urls.txt")
+        var entries: [DownloadListEntry] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if let entry = parser.consume(line, number: index + 1) { entries.append(entry) }
+        }
+        if let last = parser.finish() { entries.append(last) }
+        return (entries, parser.errors.map(\.description))
+    }
+
+    func testURLsOptionsCommentsAndBlankLines() throws {
+        let (entries, errors) = parse(
+            """
+            # a comment
+            https://example.com/a.iso
+              out=debian.iso
+            \tdir=images/2026
+              checksum=sha-256=e553d0fc963f719f4a6f13820ea805404a7f9242007dc9e233ca1be12e91f0e1
+
+               # an indented comment
+            http://example.com/b.txt\r
+            """)
+        XCTAssertEqual(errors, [])
+        XCTAssertEqual(entries.count, 2)
+        XCTAssertEqual(entries[0].url.absoluteString, "https://example.com/a.iso")
+        XCTAssertEqual(entries[0].line, 2)
+        XCTAssertEqual(entries[0].out, "debian.iso")
+        XCTAssertEqual(entries[0].dir, ["images", "2026"])
+        XCTAssertEqual(entries[0].checksum?.algorithm, .sha256)
+        XCTAssertEqual(entries[1].url.absoluteString, "http://example.com/b.txt")
+        XCTAssertEqual(entries[1].line, 8)
+        XCTAssertNil(entries[1].out)
+    }
+
+    func testEveryBadLineIsReportedWithItsNumber() {
+        let (entries, errors) = parse(
+            """
+              out=orphan
+            ftp://example.com/x
+            not a url at all
+            https://example.com/ok
+              out=../escape
+            https://example.com/two
+              dir=/etc
+            https://example.com/three
+              checksum=sha-256=abc
+              colour=blue
+              noequals
+            https://example.com/fine
+              out=sub/name
+            https://user:secret@
+            """)
+        XCTAssertEqual(
+            errors,
+            [
+                "urls.txt:1: option line without a URL above it",
+                "urls.txt:2: unsupported scheme \"ftp\" (only http and https)",
+                "urls.txt:3: not a URL: not a url at all",
+                "urls.txt:5: out=../escape would leave the output directory",
+                "urls.txt:7: dir=/etc would leave the output directory",
+                "urls.txt:9: invalid checksum \"sha-256=abc\" (expected md5=, sha-1=, sha-256= or sha-512= and hex digits)",
+                "urls.txt:10: unknown option \"colour\" (known: out, dir, checksum)",
+                "urls.txt:11: expected NAME=VALUE, got \"noequals\"",
+                "urls.txt:14: URL without a host: https://",
+            ])
+        // Only the entries without errors come out; a `/` inside out= is replaced, never followed.
+        XCTAssertEqual(entries.map(\.line), [12])
+        XCTAssertEqual(entries.first?.out, "sub_name")
+        XCTAssertFalse(errors.joined().contains("secret"), "credentials never appear in messages")
+    }
+
+    func testDuplicateAndEmptyOptions() {
+        let (_, errors) = parse(
+            """
+            https://example.com/a
+              out=a
+              out=b
+            https://example.com/b
+              dir=
+              out=.
+            """)
+        XCTAssertEqual(
+            errors,
+            ["urls.txt:3: out= given twice", "urls.txt:5: dir= is empty", "urls.txt:6: out=. is not a file name"])
+    }
+
+    func testReasonsShowControlCharactersAsEscapes() {
+        // Found by `scripts/fuzz list-parser` (issue 12): a reason quoted the line's control characters as
+        // they were, so a stray CR or an escape sequence in a list broke the `FILE:LINE: reason` line or
+        // drove the terminal.
+        let (_, errors) = parse(
+            "\u{16} colour=blue\nhttps://example.com/a\n  noequals\u{1B}[31m\nbad\u{0D}line\n  tab\there")
+        XCTAssertEqual(
+            errors,
+            [
+                "urls.txt:1: not a URL: \\u{16} colour=blue",
+                "urls.txt:3: expected NAME=VALUE, got \"noequals\\u{1B}[31m\"",
+                "urls.txt:4: not a URL: bad\\u{D}line",
+                "urls.txt:5: expected NAME=VALUE, got \"tab\\u{9}here\"",
+            ])
+    }
+}

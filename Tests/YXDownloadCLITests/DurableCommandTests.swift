@@ -1,0 +1,333 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `yxdownload enqueue | worker | status` with the real binary, an SQLite store in a temp folder (and
+/// PostgreSQL when `YXQUEUE_TEST_POSTGRES_URL` names one), a loopback server, and `kill -9`.
+final class DurableCommandTests: CLITestCase {
+    private struct Source {
+        var name: String
+        var size: Int64
+        var seed: UInt64
+    }
+
+    /// The store, in the command's folder.
+    private let queue = "jobs.sqlite"
+
+    /// Serves `count` generated files (`f0.bin`, …) of the given sizes, at `bytesPerSecond` per
+    /// connection when given; writes their list.
+    @discardableResult
+    private func serveFiles(
+        _ count: Int, size: (Int) -> Int64, bytesPerSecond: Int? = nil, list: String = "urls.txt"
+    ) throws -> [Source] {
+        let sources = (0..<count).map { Source(name: "f\($0).bin", size: size($0), seed: UInt64(1000 + $0)) }
+        for source in sources {
+            serveGenerated("/\(source.name)", size: source.size, seed: source.seed, bytesPerSecond: bytesPerSecond)
+        }
+        try writeList(sources.map { server.url("/\($0.name)").absoluteString }.joined(separator: "\n") + "\n", name: list)
+        return sources
+    }
+
+    private func assertAllWhole(_ sources: [Source], in folder: String, file: StaticString = #filePath, line: UInt = #line) {
+        for source in sources {
+            XCTAssertTrue(
+                holdsGenerated("\(folder)/\(source.name)", size: source.size, seed: source.seed),
+                "\(source.name) is not byte-identical", file: file, line: line)
+        }
+        let leftovers = files(in: folder).filter { $0.hasSuffix(".part") || $0.hasSuffix(".part.meta") }
+        XCTAssertEqual(leftovers, [], "partial files left", file: file, line: line)
+        XCTAssertEqual(files(in: folder).count, sources.count, file: file, line: line)
+    }
+
+    /// `status --json`, decoded.
+    private func status(_ store: String? = nil) async throws -> [String: Any] {
+        let output = try await yxdownload("status", "--queue", store ?? queue, "--json")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        let object = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any]
+        return try XCTUnwrap(object, output.stdout)
+    }
+
+    private func count(_ status: [String: Any], _ state: String) -> Int {
+        let states = status["states"] as? [[String: Any]] ?? []
+        return states.first { $0["state"] as? String == state }?["jobs"] as? Int ?? -1
+    }
+
+    private func startWorker(_ extra: String..., store: String? = nil) throws -> RunningCommand {
+        try RunningCommand(["worker", "--queue", store ?? queue, "-d", "out", "--lease", "1"] + extra, in: work)
+    }
+
+    // MARK: - Enqueue and work
+
+    func testEnqueueThenWorkerDownloadsEveryFileByteCorrect() async throws {
+        let sources = try serveFiles(8, size: { Int64([1, 1000, 300_000, 1_500_000][$0 % 4] + $0) })
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        XCTAssertEqual(enqueue.stdout, "queued 8 downloads in jobs.sqlite: 8 new, 0 already queued\n")
+
+        let worker = try await startWorker("--exit-when-empty", "-j", "3").wait(timeout: 120)
+        let output = try XCTUnwrap(worker, "the worker did not exit")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertEqual(output.stdoutLines.filter { $0.hasPrefix("done  out/") }.count, 8, output.stdout)
+        XCTAssertTrue(output.stderr.contains("yxdownload: 8 done, 0 skipped, 0 failed"), output.stderr)
+        assertAllWhole(sources, in: "out")
+
+        let status = try await status()
+        XCTAssertEqual(count(status, "succeeded"), 8)
+        XCTAssertEqual(status["total"] as? Int, 8)
+        let bytes = status["bytes"] as? [String: Any]
+        XCTAssertEqual((bytes?["done"] as? NSNumber)?.int64Value, sources.reduce(0) { $0 + $1.size })
+    }
+
+    func testEnqueueTwiceDoesNotDownloadTwice() async throws {
+        let sources = try serveFiles(5, size: { Int64(10_000 + $0) })
+        let first = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(first.stdout, "queued 5 downloads in jobs.sqlite: 5 new, 0 already queued\n", first.stderr)
+        let second = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(second.status, 0)
+        XCTAssertEqual(second.stdout, "queued 5 downloads in jobs.sqlite: 0 new, 5 already queued\n", second.stderr)
+        let total = try await status()["total"] as? Int
+        XCTAssertEqual(total, 5)
+
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
+        let output = try XCTUnwrap(finished)
+        XCTAssertEqual(output.status, 0, output.stderr)
+        assertAllWhole(sources, in: "out")
+        for source in sources {
+            XCTAssertEqual(server.requests(to: "/\(source.name)").count, 1, "\(source.name) was requested more than once")
+        }
+
+        // Once done, the same list again: new jobs (the old ones ended), but every file is skipped.
+        let third = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(third.stdout, "queued 5 downloads in jobs.sqlite: 5 new, 0 already queued\n")
+        let finishedAgain = try await startWorker("--exit-when-empty").wait(timeout: 60)
+        let again = try XCTUnwrap(finishedAgain)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("0 done, 5 skipped, 0 failed"), again.stderr)
+        for source in sources {
+            XCTAssertEqual(server.requests(to: "/\(source.name)").count, 1, "\(source.name) was downloaded twice")
+        }
+    }
+
+    func testBadInputExitsTwoAndStoresNothing() async throws {
+        serveGenerated("/a.bin", size: 10, seed: 1)
+        let url = server.url("/a.bin").absoluteString
+        try writeList("\(url)\n  foo=1\nftp://example.com/x\n\(url)\n  out=../escape\n", name: "bad.txt")
+        let list = try await yxdownload("enqueue", "--queue", queue, "-i", "bad.txt")
+        XCTAssertEqual(list.status, 2)
+        XCTAssertTrue(list.stderr.contains("bad.txt:2: "), list.stderr)
+        XCTAssertTrue(list.stderr.contains("bad.txt:3: "), list.stderr)
+        XCTAssertTrue(list.stderr.contains("bad.txt:5: "), list.stderr)
+        XCTAssertTrue(list.stderr.contains("nothing was stored"), list.stderr)
+
+        let argument = try await yxdownload("enqueue", "--queue", queue, url, "ftp://example.com/x")
+        XCTAssertEqual(argument.status, 2)
+        XCTAssertTrue(argument.stderr.contains("ftp"), argument.stderr)
+
+        let noQueue = try await yxdownload("enqueue", url)
+        XCTAssertEqual(noQueue.status, 2)
+        XCTAssertTrue(noQueue.stderr.contains("--queue"), noQueue.stderr)
+
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent(queue).path), "a store was created")
+        let status = try await yxdownload("status", "--queue", queue)
+        XCTAssertEqual(status.status, 1)
+        XCTAssertTrue(status.stderr.contains("no queue at jobs.sqlite"), status.stderr)
+    }
+
+    func testStatusShowsStatesBytesAndRunningDownloadsPerWorker() async throws {
+        // Two slow files (2 MiB at 256 KiB/s: about 8 s each), one that is not there.
+        let sources = try serveFiles(2, size: { _ in 2 << 20 }, bytesPerSecond: 256 << 10)
+        try writeList(
+            sources.map { server.url("/\($0.name)").absoluteString }.joined(separator: "\n") + "\n"
+                + server.url("/missing.bin").absoluteString + "\n")
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+
+        let worker = try startWorker("--exit-when-empty", "-j", "3")
+        // Wait until both downloads are running with bytes recorded.
+        var running: [[String: Any]] = []
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let status = try await status()
+            let workers = status["workers"] as? [[String: Any]] ?? []
+            running = workers.flatMap { $0["jobs"] as? [[String: Any]] ?? [] }
+            if count(status, "failed") == 1 && running.count == 2
+                && running.allSatisfy({ (($0["bytes_done"] as? NSNumber)?.int64Value ?? 0) > 0 })
+            {
+                XCTAssertEqual(workers.count, 1)
+                XCTAssertEqual(count(status, "running"), 2)
+                break
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        XCTAssertEqual(Set(running.compactMap { $0["file"] as? String }), ["f0.bin", "f1.bin"], "\(running)")
+        for job in running {
+            XCTAssertEqual((job["bytes_total"] as? NSNumber)?.int64Value, 2 << 20)
+            XCTAssertEqual(job["attempt"] as? Int, 1)
+        }
+        let table = try await yxdownload("status", "--queue", queue)
+        XCTAssertEqual(table.status, 0)
+        let lines = table.stdoutLines
+        XCTAssertEqual(lines.first, "queue jobs.sqlite")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("state ") && $0.contains("bytes done") && $0.contains("bytes total") }, table.stdout)
+        XCTAssertTrue(lines.contains { $0.range(of: #"^running\s+2\s+\S+ \S+\s+4\.0 MiB$"#, options: .regularExpression) != nil }, table.stdout)
+        XCTAssertTrue(lines.contains { $0.range(of: #"^failed\s+1\s"#, options: .regularExpression) != nil }, table.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("worker ") && $0.contains("progress") }, table.stdout)
+        XCTAssertEqual(lines.filter { $0.contains(" f0.bin ") || $0.contains(" f1.bin ") }.count, 2, table.stdout)
+        XCTAssertTrue(lines.contains { $0.contains(" of 2.0 MiB") }, table.stdout)
+
+        let finished = await worker.wait(timeout: 120)
+        let output = try XCTUnwrap(finished, "the worker did not exit")
+        XCTAssertEqual(output.status, 1, "a download failed for good: \(output.stderr)")
+        XCTAssertTrue(output.stderr.contains("fail  out/missing.bin  HTTP 404"), output.stderr)
+        XCTAssertTrue(holdsGenerated("out/f0.bin", size: 2 << 20, seed: 1000))
+        XCTAssertTrue(holdsGenerated("out/f1.bin", size: 2 << 20, seed: 1001))
+        let after = try await status()
+        XCTAssertEqual(count(after, "succeeded"), 2)
+        XCTAssertEqual(count(after, "failed"), 1)
+        XCTAssertEqual((after["workers"] as? [Any])?.count, 0)
+    }
+
+    func testTransientFailureIsQueuedAgainAndAPermanentOneFailsForGood() async throws {
+        // Two 503s: with --retries 0 the first attempt fails with the first, the store's retry (about a
+        // second later) meets the second, the third attempt gets the file.
+        var flaky = Resource(.generated(size: 50_000, seed: 7), etag: "\"7\"")
+        flaky.failures = [.status(503), .status(503)]
+        server.serve("/flaky.bin", flaky)
+        let enqueue = try await yxdownload(
+            "enqueue", "--queue", queue, "--retries", "0", server.url("/flaky.bin").absoluteString,
+            server.url("/gone.bin").absoluteString)
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
+        let output = try XCTUnwrap(finished)
+        XCTAssertEqual(output.status, 1, "gone.bin failed for good: \(output.stderr)")
+        XCTAssertEqual(output.stderr.components(separatedBy: "queued again for a later attempt").count - 1, 2, output.stderr)
+        XCTAssertTrue(output.stderr.contains("fail  out/gone.bin  HTTP 404"), output.stderr)
+        XCTAssertTrue(holdsGenerated("out/flaky.bin", size: 50_000, seed: 7))
+        let status = try await status()
+        XCTAssertEqual(count(status, "succeeded"), 1)
+        XCTAssertEqual(count(status, "failed"), 1)
+    }
+
+    // MARK: - kill -9
+
+    func testKilledWorkerIsFinishedByAnotherWhichResumesItsPartFiles() async throws {
+        // 3 MiB at 512 KiB/s per connection: about 6 s per file; a .part of 1 MiB or more has its sidecar
+        // before its first byte, so it resumes.
+        let sources = try serveFiles(3, size: { Int64(3 << 20) + Int64($0) }, bytesPerSecond: 512 << 10)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let first = try startWorker("-j", "3")
+        try await waitUntil(timeout: 60, "every download to have bytes in its .part") {
+            sources.allSatisfy { fileSize("out/\($0.name).part") > 300_000 }
+        }
+        first.send(SIGKILL)
+        let killed = await first.wait()
+        XCTAssertEqual(killed.status, 128 + SIGKILL)
+        XCTAssertEqual(sources.filter { fileSize("out/\($0.name)") >= 0 }.count, 0, "a final file appeared too early")
+
+        let finished = try await startWorker("--exit-when-empty", "-j", "3").wait(timeout: 120)
+        let second = try XCTUnwrap(finished)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        assertAllWhole(sources, in: "out")
+        XCTAssertEqual(second.stdoutLines.filter { $0.contains(", resumed at ") }.count, 3, second.stdout)
+        let status = try await status()
+        XCTAssertEqual(count(status, "succeeded"), 3)
+        XCTAssertEqual(status["total"] as? Int, 3)
+    }
+
+    func testSIGTERMGivesRunningDownloadsBackWithTheirPartFiles() async throws {
+        let sources = try serveFiles(2, size: { Int64(3 << 20) + Int64($0) }, bytesPerSecond: 512 << 10)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let worker = try startWorker("--grace", "0")
+        try await waitUntil(timeout: 60, "both downloads to have bytes in their .part") {
+            sources.allSatisfy { fileSize("out/\($0.name).part") > 300_000 }
+        }
+        worker.send(SIGTERM)
+        let stopped = await worker.wait(timeout: 60)
+        let output = try XCTUnwrap(stopped, "the worker did not stop on SIGTERM")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), output.stderr)
+        let status = try await status()
+        XCTAssertEqual(count(status, "available"), 2, "the downloads were not given back: \(status)")
+        XCTAssertEqual(count(status, "running"), 0)
+        for source in sources { XCTAssertGreaterThan(fileSize("out/\(source.name).part"), 300_000) }
+
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
+        let next = try XCTUnwrap(finished)
+        XCTAssertEqual(next.status, 0, next.stderr)
+        XCTAssertEqual(next.stdoutLines.filter { $0.contains(", resumed at ") }.count, 2, next.stdout)
+        assertAllWhole(sources, in: "out")
+    }
+
+    func testThreeWorkersWithRandomKillsFinishEveryFile() async throws {
+        let long = ProcessInfo.processInfo.environment["YXQUEUE_LONG_TESTS"] == "1"
+        let files = long ? 300 : 60
+        let kills = long ? 25 : 4
+        // 20 KB to 1.6 MiB, 512 KiB/s per connection (about 8 s for the default 60 files over 12
+        // connections): every worker has downloads under way when killed.
+        let sources = try serveFiles(
+            files, size: { Int64(20_000 + ($0 * 28_657) % 1_700_000) }, bytesPerSecond: 512 << 10)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+
+        var workers = try (0..<3).map { _ in try startWorker("--exit-when-empty", "-j", "4", "-q") }
+        var ended: [CommandOutput] = []
+        var killed = 0
+        var generator = SystemRandomNumberGenerator()
+        while killed < kills {
+            try await Task.sleep(nanoseconds: UInt64.random(in: 300_000_000...900_000_000, using: &generator))
+            let index = Int.random(in: 0..<workers.count, using: &generator)
+            let victim = workers[index]
+            victim.send(SIGKILL)
+            let output = await victim.wait()
+            if output.status != 128 + SIGKILL {
+                ended.append(output)  // it had already exited: the queue ran dry
+                break
+            }
+            killed += 1
+            workers[index] = try startWorker("--exit-when-empty", "-j", "4", "-q")
+        }
+        for worker in workers {
+            let finished = await worker.wait(timeout: long ? 600 : 120)
+            let output = try XCTUnwrap(finished, "a worker did not exit")
+            ended.append(output)
+        }
+        XCTAssertGreaterThan(killed, 0, "no worker was killed while it worked")
+        for output in ended { XCTAssertEqual(output.status, 0, output.stderr) }
+        assertAllWhole(sources, in: "out")
+        let status = try await status()
+        XCTAssertEqual(count(status, "succeeded"), files, "\(status)")
+        XCTAssertEqual(status["total"] as? Int, files)
+        print("DurableCommandTests: \(files) files, 3 workers, \(killed) kills")
+    }
+
+    // MARK: - PostgreSQL
+
+    func testEnqueueAndWorkerOnPostgres() async throws {
+        guard let url = ProcessInfo.processInfo.environment["YXQUEUE_TEST_POSTGRES_URL"], !url.isEmpty else {
+            throw XCTSkip(
+                "PostgreSQL not available: set YXQUEUE_TEST_POSTGRES_URL=postgres://user@host:port/database "
+                    + "(scripts/test starts one)")
+        }
+        let schema = "yxd_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let store = url + (url.contains("?") ? "&" : "?") + "schema=\(schema)"
+        let sources = try serveFiles(4, size: { Int64(100_000 * ($0 + 1)) })
+        let enqueue = try await yxdownload("enqueue", "--queue", store, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        XCTAssertTrue(enqueue.stdout.contains(": 4 new, 0 already queued"), enqueue.stdout)
+        let again = try await yxdownload("enqueue", "--queue", store, "-i", "urls.txt")
+        XCTAssertTrue(again.stdout.contains(": 0 new, 4 already queued"), again.stdout)
+        let finished = try await startWorker("--exit-when-empty", store: store).wait(timeout: 120)
+        let output = try XCTUnwrap(finished)
+        XCTAssertEqual(output.status, 0, output.stderr)
+        assertAllWhole(sources, in: "out")
+        let status = try await status(store)
+        XCTAssertEqual(count(status, "succeeded"), 4)
+        XCTAssertFalse((status["queue"] as? String ?? "").isEmpty)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every failure a person meets, against the real binary: one line that names the file and says what
+/// to do, on standard error (`fail  FILE  MESSAGE (URL)`), and the same MESSAGE as `--json`'s `error`.
+/// The README's `yxdownload` reference quotes these next to curl's and wget's.
+final class FailureMessageTests: CLITestCase {
+    /// Runs the command twice, plain and with `--json`; checks the one fail line and the JSON event.
+    private func expectFailure(
+        _ arguments: [String], file: String, url: String, message: String, httpStatus: Int? = nil,
+        executable: String? = nil, prefix: [String] = [],
+        sourceFile: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        for json in [false, true] {
+            let run = prefix + (executable == nil ? [] : [RunningCommand.binary.path]) + arguments + (json ? ["--json"] : [])
+            let output = try await RunningCommand(run, in: work, executable: executable).wait()
+            XCTAssertEqual(output.status, 1, output.stderr, file: sourceFile, line: line)
+            if json {
+                let fail = try output.stdoutLines.compactMap { line -> [String: Any]? in
+                    let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    return object?["event"] as? String == "fail" ? object : nil
+                }
+                XCTAssertEqual(fail.count, 1, output.stdout, file: sourceFile, line: line)
+                XCTAssertEqual(fail.first?["error"] as? String, message, file: sourceFile, line: line)
+                XCTAssertEqual(fail.first?["file"] as? String, file, file: sourceFile, line: line)
+                XCTAssertEqual(fail.first?["http_status"] as? Int, httpStatus, file: sourceFile, line: line)
+            } else {
+                let failures = output.stderrLines.filter { $0.hasPrefix("fail  ") }
+                XCTAssertEqual(failures, ["fail  \(file)  \(message) (\(url))"], file: sourceFile, line: line)
+            }
+        }
+    }
+
+    func testAHostNameThatDoesNotResolve() async throws {
+        // `.invalid` never resolves (RFC 6761): nothing leaves this machine but the resolver's question.
+        let url = "http://mirror.invalid/a.iso"
+        try await expectFailure(
+            [url], file: "a.iso", url: url,
+            message: "cannot resolve host mirror.invalid: check the host name in the URL, and the network")
+    }
+
+    func testAConnectionRefused() async throws {
+        let port = try freePort()
+        let url = "http://127.0.0.1:\(port)/b.iso"
+        try await expectFailure(
+            [url, "--retries", "0"], file: "b.iso", url: url,
+            message: "connection refused by 127.0.0.1 port \(port): is the server up, and the port right?")
+        try await expectFailure(
+            [url, "--retries", "2", "--retry-wait", "0.01"], file: "b.iso", url: url,
+            message: "connection refused by 127.0.0.1 port \(port) after 3 attempts: is the server up, and the port right?")
+    }
+
+    func testAnUntrustedCertificate() async throws {
+        let https = try HTTPSFixture(directory: root)
+        defer { https.stop() }
+        try Data(repeating: 1, count: 1_000).write(to: https.root.appendingPathComponent("c.iso"))
+        let url = "https://127.0.0.1:\(https.port)/c.iso"
+        try await expectFailure(
+            [url], file: "c.iso", url: url,
+            message: "TLS failed (SSL certificate problem: self-signed certificate): check the host name; for a server "
+                + "you trust, -k skips the check")
+    }
+
+    func testAMissingFile() async throws {
+        server.serve("/d.iso", .status(404))
+        let url = server.url("/d.iso").absoluteString
+        try await expectFailure(
+            [url, "-d", "dl"], file: "dl/d.iso", url: url,
+            message: "HTTP 404 Not Found: the server has no file at this URL; check the URL", httpStatus: 404)
+    }
+
+    func testAServerThatKeepsFailing() async throws {
+        server.serve("/e.iso", Resource(.generated(size: 10, seed: 1), failures: Array(repeating: .status(503), count: 10)))
+        let url = server.url("/e.iso").absoluteString
+        try await expectFailure(
+            [url, "--retries", "1", "--retry-wait", "0.01"], file: "e.iso", url: url,
+            message: "HTTP 503 Service Unavailable after 2 attempts: the server failed; try again later (a .part is kept "
+                + "and resumes)",
+            httpStatus: 503)
+    }
+
+    func testAChecksumMismatch() async throws {
+        serveGenerated("/f.iso", size: 2_000, seed: 2)
+        let url = server.url("/f.iso").absoluteString
+        let wrong = String(repeating: "0", count: 64)
+        try writeList("\(url)\n  checksum=sha-256=\(wrong)\n")
+        try await expectFailure(
+            ["urls.txt"], file: "f.iso", url: url,
+            message: "sha-256 mismatch: expected \(wrong), got \(GeneratedContent.sha256(size: 2_000, seed: 2)); the .part "
+                + "was deleted: check the checksum= line, or the file on the server")
+        XCTAssertEqual(files(), [], "no file and no .part: its bytes are known bad")
+    }
+
+    /// Root is subject to permissions once its capability to override them is gone (`setpriv`).
+    func testAFolderThatCannotBeWritten() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        serveGenerated("/g.iso", size: 1_000, seed: 3)
+        let url = server.url("/g.iso").absoluteString
+        let folder = work.appendingPathComponent("locked", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        try await expectFailure(
+            [url, "-d", "locked"], file: "locked/g.iso", url: url,
+            message: "Permission denied (creating locked/g.iso.part): make the folder writable, or choose another --dir",
+            executable: setpriv, prefix: ["--bounding-set=-dac_override,-dac_read_search", "--"])
+        XCTAssertEqual(files(in: "locked"), [])
+    }
+
+    /// A port nothing listens on (bound, then closed).
+    private func freePort() throws -> Int {
+        let (socket, port) = try loopbackSocket()
+        close(socket)
+        return port
+    }
+}

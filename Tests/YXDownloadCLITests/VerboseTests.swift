@@ -1,0 +1,93 @@
+import Foundation
+import XCTest
+import YXTestServer
+
+/// `-v` and `-vv`: diagnostic lines on standard error, never on standard output, never with credentials,
+/// and each failure printed once.
+final class VerboseTests: CLITestCase {
+    private func logLines(_ output: CommandOutput) -> [String] {
+        output.stderrLines.filter { $0.hasPrefix("yxdownload: [") }
+    }
+
+    func testRequestsStatusesRetriesResumesAndRenames() async throws {
+        let size: Int64 = 300_000
+        server.serve("/r.bin", Resource(.generated(size: size, seed: 1), etag: "\"v1\"", failures: [.dropAfter(bytes: 100_000)]))
+        try writeList("\(server.url("/r.bin"))\n")
+        let cut = try await yxdownload("urls.txt", "--retries", "0")
+        XCTAssertEqual(cut.status, 1, cut.stderr)
+
+        server.serve("/r.bin", Resource(.generated(size: size, seed: 1), etag: "\"v1\"", failures: [.status(503)]))
+        let url = server.url("/r.bin").absoluteString
+        let output = try await yxdownload("urls.txt", "-v", "--retry-wait", "0.05")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(holdsGenerated("r.bin", size: size, seed: 1))
+        let lines = logLines(output)
+        let expected = [
+            "yxdownload: [info] resuming \(url) bytes=100000 file=\(work.path)/r.bin.part",
+            "yxdownload: [trace] request \(url) if-range=\"v1\" range=100000- step=probe",
+            "yxdownload: [trace] response \(url) length=24 status=503 step=probe",
+        ]
+        XCTAssertEqual(Array(lines.prefix(3)), expected, output.stderr)
+        XCTAssertTrue(
+            lines.contains {
+                $0.hasPrefix("yxdownload: [info] retrying \(url) delay=0.0") && $0.hasSuffix(" error=\"HTTP 503\" retry=\"1 of 5\" step=probe")
+            },
+            output.stderr)
+        XCTAssertTrue(lines.contains("yxdownload: [trace] response \(url) content-range=\"bytes 100000-299999/300000\" length=200000 status=206 step=probe"), output.stderr)
+        XCTAssertEqual(lines.last, "yxdownload: [debug] renamed \(url) from=\(work.path)/r.bin.part to=\(work.path)/r.bin")
+        XCTAssertTrue(output.stdout.hasPrefix("done  r.bin  293.0 KiB in "), "the usual output goes on: \(output.stdout)")
+
+        let quiet = try await yxdownload("urls.txt", "--overwrite")
+        XCTAssertEqual(logLines(quiet), [], "no log lines without -v")
+    }
+
+    /// -vv adds curl's own lines: connections made and reused, the request and response heads; with the
+    /// values of Authorization and Cookie headers, and URL credentials, redacted.
+    func testCurlDetailsWithoutCredentials() async throws {
+        for name in ["a", "b", "c"] { serveGenerated("/\(name).bin", size: 2_000, seed: 2) }
+        let user = server.url("/a.bin").absoluteString.replacingOccurrences(of: "http://", with: "http://alice:s3cret-pw@")
+        // Three files one after the other: the engine's two lanes take turns, so the third reuses the
+        // first one's connection.
+        let output = try await yxdownload(
+            user, server.url("/b.bin").absoluteString, server.url("/c.bin").absoluteString, "-vv", "-j", "1",
+            "-H", "Authorization: Bearer s3cret-token", "-H", "Cookie: session=s3cret-cookie")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        let lines = logLines(output).joined(separator: "\n")
+        XCTAssertTrue(lines.contains("[trace] curl * Connected to 127.0.0.1"), lines)
+        XCTAssertTrue(lines.contains("[trace] curl > GET /a.bin HTTP/1.1"), lines)
+        XCTAssertTrue(lines.contains("[trace] curl < HTTP/1.1 200 OK"), lines)
+        XCTAssertTrue(lines.lowercased().contains("re-using existing connection"), "a later file reused a connection: \(lines)")
+        XCTAssertTrue(lines.contains("curl > Authorization: [redacted]"), lines)
+        XCTAssertTrue(lines.contains("curl > Cookie: [redacted]"), lines)
+        for secret in ["s3cret", "alice"] {
+            XCTAssertFalse(output.stderr.contains(secret), "\(secret) in: \(output.stderr)")
+            XCTAssertFalse(output.stdout.contains(secret))
+        }
+        XCTAssertEqual(server.requests(to: "/a.bin").first?.header("Cookie"), "session=s3cret-cookie", "sent, not shown")
+    }
+
+    /// With --json, standard output stays pure JSON; the log lines go to standard error.
+    func testJSONOnStandardOutputIsUndisturbed() async throws {
+        serveGenerated("/j.bin", size: 3_000, seed: 4)
+        let output = try await yxdownload(server.url("/j.bin").absoluteString, "--json", "-vv")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        for line in output.stdoutLines {
+            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(line.utf8)), line)
+        }
+        XCTAssertEqual(output.stdoutLines.count, 3, "start, finish, summary: \(output.stdout)")
+        XCTAssertFalse(logLines(output).isEmpty)
+    }
+
+    /// A failure is one line with what to do: not also the downloader's "download failed" warning, nor
+    /// the dispatcher's "job failed".
+    func testAFailureIsPrintedOnce() async throws {
+        server.serve("/gone.bin", .status(404))
+        let output = try await yxdownload(server.url("/gone.bin").absoluteString, "-v")
+        XCTAssertEqual(output.status, 1)
+        XCTAssertEqual(output.stderrLines.filter { $0.contains("404") && !$0.contains("[trace] response") }, [
+            "fail  gone.bin  HTTP 404 Not Found: the server has no file at this URL; check the URL (\(server.url("/gone.bin")))"
+        ])
+        XCTAssertFalse(output.stderr.contains("failed url="), output.stderr)
+        XCTAssertFalse(output.stderr.contains("job failed"), output.stderr)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import XCTest
+import YXJobStore
+import YXJobStoreConformance
+import YXJobStorePostgres
+
+/// The conformance suite on the PostgreSQL store: a schema of its own per test on the server that
+/// `scripts/test` starts.
+final class PostgresConformanceTests: XCTestCase {
+    private var folder: URL!
+    private var harness: JobStoreHarness?
+
+    override func setUp() async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() async throws {
+        try await harness?.cleanup()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func conformance() throws -> JobStoreConformance {
+        let harness = try PostgresTestDatabase.harness(logFolder: folder)
+        self.harness = harness
+        return JobStoreConformance(harness: harness, logFolder: folder)
+    }
+
+    func testEnqueueThenCrashBeforeClaim() async throws { try await conformance().enqueueThenCrashBeforeClaim() }
+    func testClaimThenWorkerKilled() async throws { try await conformance().claimThenWorkerKilled() }
+    func testLeaseExpiryRefusesStaleOutcome() async throws { try await conformance().leaseExpiryRefusesStaleOutcome() }
+    func testGracefulShutdownReleases() async throws { try await conformance().gracefulShutdownReleases() }
+    func testRetriesWithBackoff() async throws { try await conformance().retriesWithBackoff() }
+    func testNotBefore() async throws { try await conformance().notBefore() }
+    func testPriorities() async throws { try await conformance().priorities() }
+    func testJobTimeout() async throws { try await conformance().jobTimeout() }
+    func testUniqueKeys() async throws { try await conformance().uniqueKeys() }
+    func testDependencies() async throws { try await conformance().dependencies() }
+    func testDependencyFailureCancelsDependents() async throws {
+        try await conformance().dependencyFailureCancelsDependents()
+    }
+    func testCancelAndProgressAcrossProcesses() async throws {
+        try await conformance().cancelAndProgressAcrossProcesses()
+    }
+    func testGlobalLimitUnderContention() async throws { try await conformance().globalLimitUnderContention() }
+    func testUndecodableJobDiscarded() async throws { try await conformance().undecodableJobDiscarded() }
+
+    // Stored JobDefinitions run through a YXQueue Dispatcher.
+    func testDispatcherRunsStoredGraphsUnderQueueLimits() async throws {
+        try await conformance().dispatcherRunsStoredGraphsUnderQueueLimits()
+    }
+    func testDispatcherProgressReadFromAnotherConnection() async throws {
+        try await conformance().dispatcherProgressReadFromAnotherConnection()
+    }
+    func testDispatcherCancelFromAnotherConnection() async throws {
+        try await conformance().dispatcherCancelFromAnotherConnection()
+    }
+    func testDispatcherRetriesWithinAndAcrossAttempts() async throws {
+        try await conformance().dispatcherRetriesWithinAndAcrossAttempts()
+    }
+    func testDispatcherDiscardsUndecodableDefinitions() async throws {
+        try await conformance().dispatcherDiscardsUndecodableDefinitions()
+    }
+}

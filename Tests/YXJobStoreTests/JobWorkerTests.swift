@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+import MetricsTestKit
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import XCTest
+import YXJobStore
+import YXJobStoreSQLite
+import YXQueue
+
+/// The worker on a real SQLite store in a temporary folder.
+final class JobWorkerTests: XCTestCase {
+    private var folder: URL!
+    private var store: SQLiteJobStore!
+
+    override func setUp() async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-worker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        store = try await SQLiteJobStore.open(path: folder.appendingPathComponent("jobs.sqlite").path)
+    }
+
+    override func tearDown() async throws {
+        try await store.close()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private var quiet: Logger {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    private func configuration() -> JobWorker.Configuration {
+        var configuration = JobWorker.Configuration()
+        // A long lease: on a loaded machine a short one may expire under a live worker and run a job twice.
+        configuration.recoveryBound = .seconds(30)
+        configuration.cancelCheckInterval = .milliseconds(50)
+        configuration.pollInterval = .milliseconds(100)
+        return configuration
+    }
+
+    private func waitFor(_ ids: [JobID], toBe states: Set<StoredJobState>) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            var all = true
+            for id in ids where !(states.contains(try await store.job(id)?.state ?? .waiting)) { all = false }
+            if all { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTFail("jobs \(ids) did not reach \(states)")
+    }
+
+    func testMetricsCountClaimsAndOutcomes() async throws {
+        let metrics = TestMetrics()
+        var registry = JobRegistry()
+        registry.register("ok") { _, _ in }
+        registry.register("bad") { _, _ in throw JobHandlerError.doNotRetry("no") }
+        registry.register("odd") { _, _ in throw JobHandlerError.discard("cannot run") }
+        let ids = try await store.enqueue(
+            [JobRequest(name: "ok"), JobRequest(name: "ok"), JobRequest(name: "bad"), JobRequest(name: "odd")]
+        ).map(\.id)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration(), logger: quiet, metricsFactory: metrics)
+        let run = Task { try await worker.run() }
+        try await waitFor(ids, toBe: [.succeeded, .failed, .discarded])
+        worker.shutdown()
+        try await run.value
+        XCTAssertEqual(metrics.counterTotal(label: "yxjobstore.jobs", dimensions: [("name", "ok"), ("outcome", "succeeded")]), 2)
+        XCTAssertEqual(metrics.counterTotal(label: "yxjobstore.jobs", dimensions: [("name", "bad"), ("outcome", "failed")]), 1)
+        XCTAssertEqual(metrics.counterTotal(label: "yxjobstore.jobs", dimensions: [("name", "odd"), ("outcome", "discarded")]), 1)
+        XCTAssertEqual(metrics.counterTotal(label: "yxjobstore.claimed"), 4)
+        XCTAssertEqual(try metrics.expectTimer("yxjobstore.job.duration", [("name", "ok")]).values.count, 2)
+        let states = try await ids.asyncMap { try await store.job($0)?.state }
+        XCTAssertEqual(states, [.succeeded, .succeeded, .failed, .discarded])
+    }
+
+    func testGracefulShutdownOfTheServiceGroupGivesRunningJobsBack() async throws {
+        let id = try await store.enqueue(JobRequest(name: "long")).id
+        var registry = JobRegistry()
+        registry.register("long") { _, _ in
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        }
+        var configuration = configuration()
+        configuration.shutdownGracePeriod = .milliseconds(100)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        try await testGracefulShutdown { trigger in
+            let run = Task { try await worker.run() }
+            try await waitFor([id], toBe: [.running])
+            trigger.triggerGracefulShutdown()
+            try await run.value
+        }
+        let record = try await store.job(id)
+        XCTAssertEqual(record?.state, .available)
+        XCTAssertEqual(record?.failures, 0)
+        XCTAssertEqual(record?.attempt, 1)
+    }
+
+    func testCancelingTheRunningTaskStopsAtOnceAndGivesJobsBack() async throws {
+        let id = try await store.enqueue(JobRequest(name: "long")).id
+        var registry = JobRegistry()
+        registry.register("long") { _, _ in
+            while true { try await Task.sleep(for: .seconds(3600)) }
+        }
+        var configuration = configuration()
+        configuration.shutdownGracePeriod = .seconds(3600)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        let run = Task { try await worker.run() }
+        try await waitFor([id], toBe: [.running])
+        run.cancel()
+        try await run.value
+        let state = try await store.job(id)?.state
+        XCTAssertEqual(state, .available)
+    }
+
+    func testExitWhenIdleReturnsOnceNothingIsLeft() async throws {
+        var registry = JobRegistry()
+        let ran = Locked(0)
+        registry.register("step") { _, _ in ran.withLock { $0 += 1 } }
+        let first = try await store.enqueue(JobRequest(name: "step")).id
+        _ = try await store.enqueue(JobRequest(name: "step", options: JobOptions(dependencies: [first])))
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+        XCTAssertEqual(ran.withLock { $0 }, 2)
+        let succeeded = try await store.status().count(.succeeded)
+        XCTAssertEqual(succeeded, 2)
+    }
+
+    func testAWorkerRunsOnceAndNeedsNames() async throws {
+        let empty = JobWorker(store: store, runner: JobRegistry(), logger: quiet)
+        await XCTAssertThrowsErrorAsync(try await empty.run()) { XCTAssertEqual($0 as? JobWorkerError, .noJobNames) }
+        var registry = JobRegistry()
+        registry.register("x") { _, _ in }
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        try await worker.run()
+        await XCTAssertThrowsErrorAsync(try await worker.run()) { XCTAssertEqual($0 as? JobWorkerError, .alreadyStarted) }
+    }
+
+    func testAFloodOfProgressIsThrottledAndTheLastOneRecorded() async throws {
+        let id = try await store.enqueue(JobRequest(name: "copy")).id
+        var registry = JobRegistry()
+        registry.register("copy") { _, context in
+            for done in 1...100_000 {
+                context.reportProgress(completedUnits: Int64(done), totalUnits: 100_000)
+            }
+        }
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+        let record = try await store.job(id)
+        XCTAssertEqual(record?.progress, JobProgress(completedUnits: 100_000, totalUnits: 100_000))
+        XCTAssertEqual(record?.progress.fraction, 1)
+    }
+
+    func testPerNameCapsLimitThisWorker() async throws {
+        let running = Locked((now: 0, most: 0))
+        var registry = JobRegistry()
+        registry.register("capped", maximumConcurrentJobs: 2) { _, _ in
+            running.withLock { state in
+                state.now += 1
+                state.most = max(state.most, state.now)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            running.withLock { $0.now -= 1 }
+        }
+        _ = try await store.enqueue((0..<12).map { _ in JobRequest(name: "capped") })
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+        let succeeded = try await store.status().count(.succeeded)
+        XCTAssertEqual(succeeded, 12)
+        XCTAssertLessThanOrEqual(running.withLock { $0.most }, 2)
+    }
+
+    /// The store job's policy is YXQueue's RetryPolicy: its scope decides which handler errors are
+    /// retried, and a transient error's Retry-After is waited for, up to maxRetryAfter.
+    func testTheRetryScopeAndRetryAfterOfTheStoredPolicy() async throws {
+        struct Plain: Error {}
+        struct Busy: TransientError {
+            var isTransient: Bool { true }
+            var retryAfter: TimeInterval? { 0.4 }
+        }
+        struct Closed: TransientError {
+            var isTransient: Bool { true }
+            var retryAfter: TimeInterval? { 7200 }
+        }
+        let starts = Locked<[String: [ContinuousClock.Instant]]>([:])
+        var registry = JobRegistry()
+        for (name, error) in [("plain", Plain() as any Error), ("busy", Busy()), ("closed", Closed())] {
+            registry.register(name) { _, context in
+                starts.withLock { $0[name, default: []].append(.now) }
+                if context.attempt == 1 { throw error }
+            }
+        }
+        let transientOnly = JobOptions(retry: RetryPolicy(retries: 3, initialDelay: 0.01, jitter: 0))
+        let ids = try await store.enqueue(
+            ["plain", "busy", "closed"].map { JobRequest(name: $0, options: transientOnly) }
+        ).map(\.id)
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+        let records = try await ids.asyncMap { try await store.job($0) }
+        // Not transient: failed at once.
+        XCTAssertEqual(records[0]?.state, .failed)
+        XCTAssertEqual(records[0]?.attempt, 1)
+        // Transient, asking for 0.4 s: retried after 0.4 s or more (the policy's own back-off is 10 ms).
+        XCTAssertEqual(records[1]?.state, .succeeded)
+        XCTAssertEqual(records[1]?.attempt, 2)
+        let busy = starts.withLock { $0["busy"] ?? [] }
+        XCTAssertEqual(busy.count, 2)
+        if busy.count == 2 { XCTAssertGreaterThanOrEqual(busy[1] - busy[0], .milliseconds(400)) }
+        // Transient, asking for longer than maxRetryAfter (an hour): the failure stands.
+        XCTAssertEqual(records[2]?.state, .failed)
+        XCTAssertEqual(records[2]?.attempt, 1)
+    }
+}
+
+func XCTAssertThrowsErrorAsync<T>(
+    _ expression: @autoclosure () async throws -> T,
+    file: StaticString = #filePath,
+    line: UInt = #line,
+    _ handler: (any Error) -> Void
+) async {
+    do {
+        _ = try await expression()
+        XCTFail("no error was thrown", file: file, line: line)
+    } catch {
+        handler(error)
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

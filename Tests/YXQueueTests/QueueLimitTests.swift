@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+import XCTest
+
+@testable import YXQueue
+
+/// Queues belong to the dispatcher: their limits are its configuration, set when it is made and
+/// changed while it runs; operations only name their queue.
+final class QueueLimitTests: XCTestCase {
+    /// A job whose operation holds its slot until `release` opens.
+    private func holdingJob(_ tag: Int, queue: String, probe: ConcurrencyProbe, release: Gate) -> ClosureJob {
+        ClosureJob(tag: tag, queue: queue) { _ in
+            probe.enter(queue)
+            defer { probe.leave(queue) }
+            guard await release.opened() else { throw TestFailure(code: -1) }
+            return tag
+        }
+    }
+
+    /// The rule for two kinds of jobs on one queue: there is nothing to disagree about. Neither job
+    /// carries a limit; the queue has the dispatcher's.
+    func testTwoKindsOfJobsOnOneQueueShareTheDispatchersLimit() async throws {
+        final class KindA: Job, @unchecked Sendable {
+            override var queue: String { "shared" }
+        }
+        final class KindB: Job, @unchecked Sendable {
+            override var queue: String { "shared" }
+        }
+        let dispatcher = Dispatcher(name: "shared-queue", queues: ["shared": 3])
+        let probe = ConcurrencyProbe()
+        let release = Gate()
+        let jobs = (0..<12).map { holdingJob($0, queue: "shared", probe: probe, release: release) }
+        for job in jobs { dispatcher.add(job) }
+        // A slot is taken before the operation's task enters the probe: wait for both.
+        await eventually { dispatcher.load(of: "shared").running == 3 && probe.peak("shared") == 3 }
+        XCTAssertEqual(dispatcher.load(of: "shared").waiting, 9)
+        release.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(probe.peak("shared"), 3)
+        XCTAssertEqual(KindA().queue, KindB().queue)
+        XCTAssertEqual(dispatcher.limit(for: "shared"), 3)
+    }
+
+    func testAQueueNobodyConfiguredGetsTheDefaultLimit() async throws {
+        let dispatcher = Dispatcher(name: "defaults", defaultLimit: 2)
+        XCTAssertEqual(dispatcher.limit(for: "anything"), 2)
+        let probe = ConcurrencyProbe()
+        let release = Gate()
+        for index in 0..<6 { dispatcher.add(holdingJob(index, queue: "anything", probe: probe, release: release)) }
+        // A slot is taken before the operation's task enters the probe: wait for both.
+        await eventually { dispatcher.load(of: "anything").running == 2 && probe.peak("anything") == 2 }
+        release.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(probe.peak("anything"), 2)
+        XCTAssertEqual(Dispatcher(name: "d").defaultLimit, Dispatcher.defaultQueueLimit)
+        XCTAssertGreaterThanOrEqual(Dispatcher.defaultQueueLimit, 2)
+    }
+
+    func testLimitsBelowOneCountAsOne() {
+        let dispatcher = Dispatcher(name: "clamped", queues: ["zero": 0, "negative": -5], defaultLimit: 0)
+        XCTAssertEqual(dispatcher.limit(for: "zero"), 1)
+        XCTAssertEqual(dispatcher.limit(for: "negative"), 1)
+        XCTAssertEqual(dispatcher.defaultLimit, 1)
+        dispatcher.setLimit(-1, for: "later")
+        XCTAssertEqual(dispatcher.limit(for: "later"), 1)
+    }
+
+    func testRaisingALimitStartsWaitingOperationsAtOnce() async throws {
+        let dispatcher = Dispatcher(name: "raise", queues: ["q": 1])
+        let probe = ConcurrencyProbe()
+        let release = Gate()
+        for index in 0..<5 { dispatcher.add(holdingJob(index, queue: "q", probe: probe, release: release)) }
+        await eventually { dispatcher.load(of: "q").running == 1 }
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 4)
+        dispatcher.setLimit(4, for: "q")
+        // No operation ended: the three new slots went to waiting operations.
+        await eventually { dispatcher.load(of: "q").running == 4 && probe.peak("q") == 4 }
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 1)
+        release.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(probe.peak("q"), 4)
+    }
+
+    func testLoweringALimitLetsRunningOperationsFinishAndStartsNoneUntilBelowIt() async throws {
+        let dispatcher = Dispatcher(name: "lower", queues: ["q": 3])
+        let probe = ConcurrencyProbe()
+        let gates = (0..<8).map { _ in Gate() }
+        let jobs = gates.enumerated().map { index, gate in holdingJob(index, queue: "q", probe: probe, release: gate) }
+        for job in jobs { dispatcher.add(job) }
+        await eventually { dispatcher.load(of: "q").running == 3 }
+        dispatcher.setLimit(1, for: "q")
+        XCTAssertEqual(dispatcher.load(of: "q").running, 3, "running operations are not stopped")
+        // Two of the three running ones end: no new one may start (2 → 1 running, still ≥ the limit).
+        let running = jobs.filter { $0.state == .executing }
+        XCTAssertEqual(running.count, 3)
+        gates[running[0].tag].open()
+        gates[running[1].tag].open()
+        await eventually { dispatcher.load(of: "q").running == 1 }
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 5)
+        XCTAssertEqual(jobs.filter { $0.state == .executing }.count, 1)
+        for gate in gates { gate.open() }
+        await dispatcher.waitForAllJobs()
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
+    }
+}
