@@ -20,6 +20,15 @@ public struct JobProgress: Sendable, Hashable, Codable {
             if let totalUnits, totalUnits > 0 { Double(completedUnits) / Double(totalUnits) } else { nil }
         self.init(fraction: fraction, completedUnits: completedUnits, totalUnits: totalUnits)
     }
+
+    /// The progress of a job that succeeded: a fraction of 1, and all of its units when their total
+    /// is known (the units it counted otherwise).
+    ///
+    /// - Parameter last: The job's last reported progress, if any.
+    public static func completed(after last: JobProgress?) -> JobProgress {
+        let units = last?.totalUnits ?? last?.completedUnits
+        return JobProgress(fraction: 1, completedUnits: units, totalUnits: last?.totalUnits ?? units)
+    }
 }
 
 /// A worker's sign of life for one attempt: renews its lease, and records its progress when given.

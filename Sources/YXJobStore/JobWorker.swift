@@ -384,8 +384,11 @@ public final class JobWorker: Service, Sendable {
         }
         let stored: Data? =
             if case .succeeded = outcome, case .success(let value) = result { value } else { nil }
+        // A job that succeeded is done, whether or not its last progress event arrived before its end.
+        let recorded: JobProgress? =
+            if case .succeeded = outcome { .completed(after: progress.latest) } else { progress.latest }
         enqueueCompletions([
-            JobCompletion(lease: job.lease, outcome: outcome, progress: progress.latest, result: stored)
+            JobCompletion(lease: job.lease, outcome: outcome, progress: recorded, result: stored)
         ])
     }
 
