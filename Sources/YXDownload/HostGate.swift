@@ -9,16 +9,9 @@ import YXQueue
 final class HostGate: Sendable {
     private let notBefore = Locked<[String: UInt64]>([:])
 
-    /// The origin of `url`: `scheme://host:port`, with the scheme's default port when none is given.
-    static func origin(of url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
-        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
-        return "\(scheme)://\(host):\(port)"
-    }
-
     /// Seconds to wait before a request to `url` may be sent (0 = now).
     func wait(for url: URL) -> TimeInterval {
-        guard let origin = Self.origin(of: url) else { return 0 }
+        guard let origin = Origin(url)?.description else { return 0 }
         let now = DispatchTime.now().uptimeNanoseconds
         return notBefore.withLock { origins in
             guard let until = origins[origin] else { return 0 }
@@ -32,7 +25,7 @@ final class HostGate: Sendable {
 
     /// Holds every request to `url`'s origin for `seconds`.
     func hold(_ url: URL, for seconds: TimeInterval) {
-        guard let origin = Self.origin(of: url), seconds > 0, seconds.isFinite else { return }
+        guard let origin = Origin(url)?.description, seconds > 0, seconds.isFinite else { return }
         let until = DispatchTime.now().uptimeNanoseconds &+ UInt64(min(seconds, 86_400 * 365) * 1e9)
         notBefore.withLock { origins in
             origins[origin] = max(origins[origin] ?? 0, until)

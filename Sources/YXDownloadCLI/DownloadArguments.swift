@@ -6,16 +6,7 @@ import YXQueue
 /// The download's arguments and options (SPEC §4), with their checks: what ``DownloadCommand`` runs
 /// with, and what ``CommandShape`` shows to shells and the man page.
 struct DownloadArguments: ParsableArguments {
-    @Argument(
-        help: ArgumentHelp("URLs to download, or one list file ('-': standard input).", valueName: "url-or-list"),
-        completion: .file())
-    var inputs: [String] = []
-
-    @Option(
-        name: [.customShort("i"), .customLong("input-file")],
-        help: ArgumentHelp("A list of URLs, one per line ('-': standard input).", valueName: "LIST"),
-        completion: .file())
-    var inputFile: String?
+    @OptionGroup var source: SourceOptions
 
     @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
     var jobs = 5
@@ -49,7 +40,7 @@ struct DownloadArguments: ParsableArguments {
     var verbose: Int
 
     func validate() throws {
-        if case .failure(let problem) = DownloadSources.from(arguments: inputs, inputFile: inputFile) {
+        if case .failure(let problem) = source.sources {
             throw ValidationError(problem.description)
         }
         guard (1...1000).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 1000 (got \(jobs)).") }

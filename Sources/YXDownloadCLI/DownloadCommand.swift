@@ -68,7 +68,7 @@ struct DownloadCommand: ParsableCommand {
 
     /// Runs the command; returns the exit status.
     func execute(console: Console = .standard) -> Int32 {
-        guard case .success(let sources) = DownloadSources.from(arguments: arguments.inputs, inputFile: arguments.inputFile) else {
+        guard case .success(let sources) = arguments.source.sources else {
             return ExitStatus.usage  // validate() said why
         }
         guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was downloaded") else {

@@ -33,6 +33,10 @@ struct EnqueueCommand: ParsableCommand {
             joins that job, so enqueueing a list twice downloads each file once. A file that is already \
             complete in the worker's folder is skipped (counted as skipped) unless --overwrite.
 
+            --per-host N limits how many downloads from one host (scheme, host and port) run at once, \
+            counted across every worker of the store. The limit stays in the store for that host and \
+            applies to its downloads queued later too; 'status' lists it.
+
               yxdownload enqueue --queue jobs.sqlite -i urls.txt
               yxdownload worker --queue jobs.sqlite -d downloads -j 8
               yxdownload status --queue jobs.sqlite
@@ -42,16 +46,7 @@ struct EnqueueCommand: ParsableCommand {
             """
     )
 
-    @Argument(
-        help: ArgumentHelp("URLs to queue, or one list file ('-': standard input).", valueName: "url-or-list"),
-        completion: .file())
-    var inputs: [String] = []
-
-    @Option(
-        name: [.customShort("i"), .customLong("input-file")],
-        help: ArgumentHelp("A list of URLs, one per line ('-': standard input).", valueName: "LIST"),
-        completion: .file())
-    var inputFile: String?
+    @OptionGroup var source: SourceOptions
 
     @Option(
         name: .customLong("queue"),
@@ -59,14 +54,24 @@ struct EnqueueCommand: ParsableCommand {
         completion: .file())
     var queue: String
 
+    @Option(
+        name: .customLong("per-host"),
+        help: ArgumentHelp(
+            "At most N of these downloads from one host at once, across all workers of the store (kept in the store for the host until changed).",
+            valueName: "N"))
+    var perHost: Int?
+
     @OptionGroup var request: RequestOptions
 
     @Flag(name: [.short, .customLong("quiet")], help: "Print only errors.")
     var quiet = false
 
     func validate() throws {
-        if case .failure(let problem) = DownloadSources.from(arguments: inputs, inputFile: inputFile) {
+        if case .failure(let problem) = source.sources {
             throw ValidationError(problem.description.replacingOccurrences(of: "nothing to download", with: "nothing to queue"))
+        }
+        if let perHost, !(1...1000).contains(perHost) {
+            throw ValidationError("--per-host must be between 1 and 1000 (got \(perHost)).")
         }
         do {
             try QueueLocation(text: queue).validate()
@@ -77,7 +82,7 @@ struct EnqueueCommand: ParsableCommand {
 
     /// Runs the command; returns the exit status.
     func execute(console: Console = .standard) -> Int32 {
-        guard case .success(let sources) = DownloadSources.from(arguments: inputs, inputFile: inputFile) else {
+        guard case .success(let sources) = source.sources else {
             return ExitStatus.usage  // validate() said why
         }
         guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was stored") else {
@@ -108,13 +113,18 @@ struct EnqueueCommand: ParsableCommand {
         let location = QueueLocation(text: queue)
         let quiet = quiet
         let batch = requests
+        let limits = perHost.map { limit in
+            Dictionary(requests.compactMap { $0.options.concurrencyKey }.map { ($0, limit) }, uniquingKeysWith: { a, _ in a })
+        } ?? [:]
         return BlockingRun.run {
-            await Self.store(batch, in: location, console: console, quiet: quiet)
+            await Self.store(batch, limits: limits, in: location, console: console, quiet: quiet)
         }
     }
 
-    /// Stores the jobs in one transaction and says how many were new.
-    private static func store(_ requests: [JobRequest], in location: QueueLocation, console: Console, quiet: Bool) async -> Int32 {
+    /// Sets the per-host limits, then stores the jobs in one transaction and says how many were new.
+    private static func store(
+        _ requests: [JobRequest], limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
+    ) async -> Int32 {
         let store: any JobStore
         do {
             store = try await location.open(logger: Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -124,6 +134,10 @@ struct EnqueueCommand: ParsableCommand {
         }
         var status = ExitStatus.success
         do {
+            // Before the jobs: a worker must never claim one of them while its host has no limit yet.
+            for (key, limit) in limits.sorted(by: { $0.key < $1.key }) {
+                try await store.setConcurrencyLimit(limit, forKey: key)
+            }
             let results = requests.isEmpty ? [] : try await store.enqueue(requests)
             let new = results.filter(\.isNew).count
             if !quiet {

@@ -47,6 +47,14 @@ struct QueueReport: Codable, Sendable, Equatable {
         var jobs: [Running]
     }
 
+    /// A per-host limit set by `enqueue --per-host`, and how many of its downloads run now.
+    struct HostLimit: Codable, Sendable, Equatable {
+        /// The origin, `scheme://host:port`.
+        var host: String
+        var limit: Int
+        var running: Int
+    }
+
     /// Bytes over every download that recorded some.
     struct Bytes: Codable, Sendable, Equatable {
         var done: Int64
@@ -65,6 +73,8 @@ struct QueueReport: Codable, Sendable, Equatable {
     /// Succeeded and running downloads together.
     var bytes: Bytes
     var workers: [Worker]
+    /// The per-host limits of the store's downloads, by host.
+    var limits: [HostLimit]
 
     /// A report from a store's status and its running download jobs.
     init(queue: String, status: JobStoreStatus, running: [JobRecord]) {
@@ -82,6 +92,12 @@ struct QueueReport: Codable, Sendable, Equatable {
                 (try? JSONDecoder().decode(StoredDownload.self, from: record.payload)).map { (record.id, $0) }
             },
             uniquingKeysWith: { first, _ in first })
+        limits = status.limits.compactMap { limit in
+            guard limit.key.hasPrefix(StoredDownload.hostKeyPrefix) else { return nil }
+            return HostLimit(
+                host: String(limit.key.dropFirst(StoredDownload.hostKeyPrefix.count)), limit: limit.limit,
+                running: limit.running)
+        }.sorted { $0.host < $1.host }
         workers = status.workers.map { worker in
             Worker(
                 worker: worker.worker,
@@ -138,6 +154,12 @@ struct QueueReport: Codable, Sendable, Equatable {
                 }
             }
             lines += Self.align(rows, rightAligned: [1, 3, 4])
+        }
+        if !limits.isEmpty {
+            lines.append("")
+            lines += Self.align(
+                [["per-host limit", "running", "limit"]] + limits.map { [$0.host, String($0.running), String($0.limit)] },
+                rightAligned: [1, 2])
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -35,6 +35,17 @@ struct StoredDownload: Codable, Sendable, Equatable {
     /// The job's unique key among live jobs: the destination.
     var uniqueKey: String { "yxdownload:" + relativePath }
 
+    /// The key under which the job counts against a per-host limit across the store's workers
+    /// (`enqueue --per-host N` sets that limit): the URL's origin, `yxdownload:https://host:443`. A URL
+    /// without a host counts under the job name.
+    var concurrencyKey: String? {
+        URL(string: url).flatMap(Origin.init).map { Self.hostKeyPrefix + $0.description }
+    }
+
+    /// What a per-host concurrency key starts with, before the origin.
+    static let hostKeyPrefix = "yxdownload:"
+
+
     /// The retries across attempts of a stored download: an attempt whose worker died or lost its lease
     /// counts as failed, and so does one whose transient error (a server down, a timeout) outlasted the
     /// downloader's own retries within the attempt (`--retries`). Ten of those, one second doubling up to
@@ -45,6 +56,7 @@ struct StoredDownload: Codable, Sendable, Equatable {
     func request() throws -> JobRequest {
         var options = JobOptions()
         options.uniqueKey = uniqueKey
+        options.concurrencyKey = concurrencyKey
         options.onDuplicate = .join
         options.retry = Self.storeRetryPolicy
         return try JobRequest(name: Self.jobName, parameters: self, options: options)

@@ -191,6 +191,38 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual((after["workers"] as? [Any])?.count, 0)
     }
 
+    func testPerHostLimitHoldsAcrossTheWorkersOfTheStore() async throws {
+        // 3 files of 400 KB at 800 KB/s: at least half a second each, however fast the machine. With one
+        // download per host at a time, each file's request comes after the previous file's last byte,
+        // although two workers with -j 3 each could take all three at once.
+        let sources = try serveFiles(3, size: { Int64(400_000 + $0) }, bytesPerSecond: 800_000)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "--per-host", "1", "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let origin = "http://127.0.0.1:\(server.url("/").port ?? 0)"
+        let limits = try await status()["limits"] as? [[String: Any]]
+        XCTAssertEqual(limits?.count, 1, "one limit: one host")
+        XCTAssertEqual(limits?.first?["host"] as? String, origin)
+        XCTAssertEqual(limits?.first?["limit"] as? Int, 1)
+
+        let workers = try [startWorker("--exit-when-empty", "-j", "3"), startWorker("--exit-when-empty", "-j", "3")]
+        for worker in workers {
+            let finished = await worker.wait(timeout: 120)
+            let output = try XCTUnwrap(finished, "a worker did not exit")
+            XCTAssertEqual(output.status, 0, output.stderr)
+        }
+        assertAllWhole(sources, in: "out")
+        let starts = sources.compactMap { server.requests(to: "/\($0.name)").first?.receivedAt }.sorted()
+        XCTAssertEqual(starts.count, 3)
+        for (earlier, later) in zip(starts, starts.dropFirst()) {
+            XCTAssertGreaterThanOrEqual(
+                later - earlier, 450_000_000, "a download started before the previous one from its host could end")
+        }
+
+        let bad = try await yxdownload("enqueue", "--queue", queue, "--per-host", "0", server.url("/f0.bin").absoluteString)
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("--per-host must be between 1 and 1000 (got 0)"), bad.stderr)
+    }
+
     func testTransientFailureIsQueuedAgainAndAPermanentOneFailsForGood() async throws {
         // Two 503s: with --retries 0 the first attempt fails with the first, the store's retry (about a
         // second later) meets the second, the third attempt gets the file.
