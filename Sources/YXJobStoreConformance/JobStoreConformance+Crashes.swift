@@ -71,6 +71,23 @@ extension JobStoreConformance {
         }
     }
 
+    /// A scenario that fails half-way leaves its worker process running a job, with its connections
+    /// open: the harness's clean-up kills it (and waits until it is reaped) before it deletes the store,
+    /// so the deletion never waits on that process and nothing outlives the test.
+    public func cleanupKillsSurvivingWorkers() async throws {
+        let process = try await withStore { store in
+            let id = try await store.enqueue(JobRequest(name: "conformance.block")).id
+            let process = try startWorkerProcess(names: ["conformance.block"])
+            try await waitUntil("the worker process runs the job") {
+                try await store.job(id)?.state == .running
+            }
+            return process
+        }
+        try expectEqual(process.exitStatus, nil, "the worker process runs before the clean-up")
+        try await harness.cleanup()
+        try expectEqual(process.exitStatus, .signaled(SIGKILL), "how the surviving worker process ended")
+    }
+
     /// A lease expires; another worker claims the job; the first worker's outcome, heartbeat and
     /// progress are refused. An expired lease on the last allowed attempt fails the job.
     public func leaseExpiryRefusesStaleOutcome() async throws {

@@ -31,6 +31,7 @@ final class SQLiteConformanceTests: XCTestCase {
 
     func testEnqueueThenCrashBeforeClaim() async throws { try await conformance().enqueueThenCrashBeforeClaim() }
     func testClaimThenWorkerKilled() async throws { try await conformance().claimThenWorkerKilled() }
+    func testCleanupKillsSurvivingWorkers() async throws { try await conformance().cleanupKillsSurvivingWorkers() }
     func testLeaseExpiryRefusesStaleOutcome() async throws { try await conformance().leaseExpiryRefusesStaleOutcome() }
     func testGracefulShutdownReleases() async throws { try await conformance().gracefulShutdownReleases() }
     func testRetriesWithBackoff() async throws { try await conformance().retriesWithBackoff() }
