@@ -55,5 +55,5 @@ public struct DownloadOptions: Sendable, Equatable {
 
 /// The version of YXDownload and `yxdownload`.
 public enum YXDownloadVersion {
-    public static let string = "0.1.0"
+    public static let string = "1.0.0"
 }

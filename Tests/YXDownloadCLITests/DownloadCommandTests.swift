@@ -180,7 +180,7 @@ final class DownloadCommandTests: CLITestCase {
 
         let plain = try await yxdownload("urls.txt", "--overwrite")
         XCTAssertEqual(plain.status, 0)
-        XCTAssertEqual(server.requests(to: "/big.bin").last?.header("User-Agent"), "yxdownload/0.1.0")
+        XCTAssertEqual(server.requests(to: "/big.bin").last?.header("User-Agent"), "yxdownload/1.0.0")
     }
 
     func testRetriesRetryWaitAndTimeout() async throws {

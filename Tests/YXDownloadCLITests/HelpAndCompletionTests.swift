@@ -30,7 +30,7 @@ final class HelpAndCompletionTests: CLITestCase {
     func testVersion() async throws {
         let version = try await yxdownload("--version")
         XCTAssertEqual(version.status, 0)
-        XCTAssertEqual(version.stdout, "0.1.0\n")
+        XCTAssertEqual(version.stdout, "1.0.0\n")
     }
 
     func testCompletionScriptsForBashZshAndFish() async throws {
