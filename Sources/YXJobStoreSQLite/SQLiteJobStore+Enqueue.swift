@@ -28,7 +28,7 @@ extension SQLiteJobStore {
         var message: String?
         var finishedAt: Int64?
         if !dependencies.isEmpty {
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 "SELECT id, state FROM jobs WHERE id IN (\(placeholders(dependencies.count)))",
                 dependencies.map { SQLiteData($0.rawValue) }
             )
@@ -62,7 +62,7 @@ extension SQLiteJobStore {
             SQLiteData(optional: options.uniqueKey),
             SQLiteData(optional: message),
         ]
-        let inserted = try await connection.query(
+        let inserted = try await connection.rows(
             """
             INSERT INTO jobs (name, payload, state, concurrency_key, priority, run_at, created_at, finished_at,
                 max_attempts, retry_initial_ms, retry_max_ms, retry_jitter, retry_max_after_ms, retry_scope, timeout_ms,
@@ -77,11 +77,11 @@ extension SQLiteJobStore {
             let id = try row.int64("id")
             if !dependencies.isEmpty {
                 let values = Array(repeating: "(?, ?)", count: dependencies.count).joined(separator: ", ")
-                _ = try await connection.query(
+                _ = try await connection.rows(
                     "INSERT INTO job_dependencies (job_id, depends_on) VALUES \(values)",
                     dependencies.flatMap { [SQLiteData(id), SQLiteData($0.rawValue)] }
                 )
-                _ = try await connection.query(
+                _ = try await connection.rows(
                     "UPDATE jobs SET has_dependents = 1 WHERE has_dependents = 0 AND id IN (\(placeholders(dependencies.count)))",
                     dependencies.map { SQLiteData($0.rawValue) }
                 )
@@ -92,7 +92,7 @@ extension SQLiteJobStore {
         guard let key = options.uniqueKey else {
             throw JobStoreError.invalidResponse("an insert without unique key was refused")
         }
-        let existing = try await connection.query(
+        let existing = try await connection.rows(
             "SELECT id FROM jobs WHERE unique_key = ? AND state IN ('waiting', 'available', 'running')",
             [SQLiteData(key)]
         )

@@ -19,7 +19,7 @@ extension SQLiteJobStore {
             rows = try await transaction { connection in
                 let now = SQLiteTime.now
                 let keys = try await Self.limitedKeysWithRoom(request.names, now: now, connection)
-                return try await connection.query(
+                return try await connection.rows(
                     Self.claimStatement(request, now: now, limitedKeys: keys).sql,
                     Self.claimStatement(request, now: now, limitedKeys: keys).binds
                 )
@@ -28,7 +28,7 @@ extension SQLiteJobStore {
             // One statement: SQLite takes the write lock when it starts, so no BEGIN is needed.
             rows = try await withWriter { connection in
                 let statement = Self.claimStatement(request, now: SQLiteTime.now, limitedKeys: [])
-                return try await connection.query(statement.sql, statement.binds)
+                return try await connection.rows(statement.sql, statement.binds)
             }
         }
         let jobs = try rows.map { row in
@@ -55,7 +55,7 @@ extension SQLiteJobStore {
         _ connection: SQLiteConnection
     ) async throws -> [(key: String, room: Int)] {
         let filter = nameCondition(names, column: "a.name")
-        let rows = try await connection.query(
+        let rows = try await connection.rows(
             """
             SELECT key, room FROM (
                 SELECT l.key AS key, l.max_running - (
@@ -188,7 +188,7 @@ extension SQLiteJobStore {
                 ]
             }
             let rows = try await withWriter { connection in
-                try await connection.query(
+                try await connection.rows(
                     """
                     WITH v(id, attempt, owner, has_progress, progress, units_done, units_total) AS (VALUES \(values))
                     UPDATE jobs SET lease_until = ?,
@@ -217,7 +217,7 @@ extension SQLiteJobStore {
         try checkOpen()
         var check = LeaseCheck()
         for chunk in leases.chunked(500) {
-            let rows = try await reader.query(
+            let rows = try await reader.rows(
                 "SELECT id, attempt, owner, state, cancel_requested FROM jobs WHERE id IN (\(placeholders(chunk.count)))",
                 chunk.map { SQLiteData($0.id.rawValue) }
             )
@@ -268,7 +268,7 @@ extension SQLiteJobStore {
             // The time is bound last, by number, after the values that come first in the text.
             let now = "?\(binds.count + 1)"
             let rows = try await withWriter { connection in
-                try await connection.query(
+                try await connection.rows(
                     """
                     WITH v(id, attempt, owner, state, message, delay, failed, has_progress, progress, units_done,
                         units_total, result) AS (VALUES \(values))
@@ -322,13 +322,13 @@ extension SQLiteJobStore {
         try checkOpen()
         let now = SQLiteTime.now
         // Read first: most looks find nothing, and a read takes no lock.
-        let due = try await reader.query(
+        let due = try await reader.rows(
             "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?) AS due",
             [SQLiteData(now)]
         )
         guard due.first?.bool("due") == true else { return 0 }
         let recovered = try await transaction { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 """
                 UPDATE jobs SET
                     state = CASE WHEN cancel_requested THEN 'canceled'
@@ -355,7 +355,7 @@ extension SQLiteJobStore {
 
     public func resolveDependencies() async throws -> Int {
         let changed = try await transaction { connection in
-            let released = try await connection.query(
+            let released = try await connection.rows(
                 """
                 UPDATE jobs SET state = 'available'
                 WHERE state = 'waiting' AND NOT EXISTS (
@@ -365,7 +365,7 @@ extension SQLiteJobStore {
                 RETURNING id
                 """
             )
-            let doomed = try await connection.query(
+            let doomed = try await connection.rows(
                 """
                 SELECT DISTINCT d.depends_on AS id FROM jobs w
                 JOIN job_dependencies d ON d.job_id = w.id
@@ -389,7 +389,7 @@ extension SQLiteJobStore {
     static func releaseDependents(of succeeded: [Int64], _ connection: SQLiteConnection) async throws -> Int {
         var count = 0
         for chunk in succeeded.chunked(500) {
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 """
                 UPDATE jobs SET state = 'available'
                 WHERE state = 'waiting'
@@ -413,7 +413,7 @@ extension SQLiteJobStore {
     static func cancelDependents(of ended: [Int64], now: Int64, _ connection: SQLiteConnection) async throws -> Int {
         var count = 0
         for chunk in ended.chunked(500) {
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 """
                 WITH RECURSIVE doomed(id, root) AS (
                     SELECT job_id, depends_on FROM job_dependencies WHERE depends_on IN (\(placeholders(chunk.count)))
@@ -438,7 +438,7 @@ extension SQLiteJobStore {
     public func cancel(_ id: JobID, reason: String) async throws -> CancelResult {
         let result = try await transaction { connection -> CancelResult in
             let now = SQLiteTime.now
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 """
                 UPDATE jobs SET
                     state = CASE WHEN state = 'running' THEN 'running' ELSE 'canceled' END,
@@ -456,7 +456,7 @@ extension SQLiteJobStore {
                 }
                 return .canceled
             }
-            let existing = try await connection.query("SELECT state FROM jobs WHERE id = ?", [SQLiteData(id.rawValue)])
+            let existing = try await connection.rows("SELECT state FROM jobs WHERE id = ?", [SQLiteData(id.rawValue)])
             guard let row = existing.first else { return .notFound }
             return .alreadyFinished(try row.state())
         }

@@ -12,7 +12,7 @@ extension SQLiteJobStore {
 
     public func job(_ id: JobID) async throws -> JobRecord? {
         try checkOpen()
-        let rows = try await reader.query(
+        let rows = try await reader.rows(
             "SELECT \(Self.recordColumns) FROM jobs WHERE id = ?",
             [SQLiteData(id.rawValue)]
         )
@@ -40,7 +40,7 @@ extension SQLiteJobStore {
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         binds.append(SQLiteData(max(0, query.limit)))
-        let rows = try await reader.query(
+        let rows = try await reader.rows(
             "SELECT \(Self.recordColumns) FROM jobs \(whereClause) ORDER BY id LIMIT ?",
             binds
         )
@@ -53,7 +53,7 @@ extension SQLiteJobStore {
         let ids = try rows.map { try $0.int64("id") }
         var dependencies: [Int64: [JobID]] = [:]
         for chunk in ids.chunked(500) {
-            let dependencyRows = try await reader.query(
+            let dependencyRows = try await reader.rows(
                 """
                 SELECT job_id, depends_on FROM job_dependencies WHERE job_id IN (\(placeholders(chunk.count)))
                 ORDER BY job_id, depends_on
@@ -97,7 +97,7 @@ extension SQLiteJobStore {
     public func status() async throws -> JobStoreStatus {
         try checkOpen()
         let now = SQLiteTime.now
-        let stateRows = try await reader.query(
+        let stateRows = try await reader.rows(
             """
             SELECT state, count(*) AS jobs, COALESCE(sum(units_done), 0) AS done, COALESCE(sum(units_total), 0) AS total
             FROM jobs GROUP BY state
@@ -113,11 +113,11 @@ extension SQLiteJobStore {
                 totalUnits: try row.int64("total")
             )
         }
-        let scheduledRows = try await reader.query(
+        let scheduledRows = try await reader.rows(
             "SELECT count(*) AS n FROM jobs WHERE state = 'available' AND run_at > ?",
             [SQLiteData(now)]
         )
-        let runningRows = try await reader.query(
+        let runningRows = try await reader.rows(
             """
             SELECT id, name, attempt, owner, progress, units_done, units_total, started_at, lease_until, cancel_requested
             FROM jobs WHERE state = 'running' ORDER BY owner, id
@@ -141,7 +141,7 @@ extension SQLiteJobStore {
                 workers.append(JobStoreStatus.WorkerSummary(worker: owner, jobs: [job]))
             }
         }
-        let limitRows = try await reader.query(
+        let limitRows = try await reader.rows(
             """
             SELECT l.key AS key, l.max_running AS max_running,
                 (SELECT count(*) FROM jobs r WHERE r.state = 'running' AND r.concurrency_key = l.key) AS running
@@ -168,7 +168,7 @@ extension SQLiteJobStore {
     public func delayUntilNextJob(names: JobNameFilter) async throws -> Duration? {
         try checkOpen()
         let filter = Self.nameCondition(names, column: "name")
-        let rows = try await reader.query(
+        let rows = try await reader.rows(
             "SELECT min(run_at) AS next FROM jobs WHERE state = 'available' AND \(filter.sql)",
             filter.binds
         )
@@ -181,7 +181,7 @@ extension SQLiteJobStore {
         if let limit {
             guard limit >= 0 else { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
             _ = try await withWriter { connection in
-                try await connection.query(
+                try await connection.rows(
                     """
                     INSERT INTO job_limits (key, max_running) VALUES (?, ?)
                     ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
@@ -191,7 +191,7 @@ extension SQLiteJobStore {
             }
         } else {
             _ = try await withWriter { connection in
-                try await connection.query("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
+                try await connection.rows("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
             }
         }
         forgetLimitsCache()
@@ -200,7 +200,7 @@ extension SQLiteJobStore {
 
     public func concurrencyLimits() async throws -> [String: Int] {
         try checkOpen()
-        let rows = try await reader.query("SELECT key, max_running FROM job_limits")
+        let rows = try await reader.rows("SELECT key, max_running FROM job_limits")
         var limits: [String: Int] = [:]
         for row in rows {
             limits[try row.string("key")] = try row.int("max_running")
@@ -211,7 +211,7 @@ extension SQLiteJobStore {
     public func pruneFinishedJobs(before date: Date) async throws -> Int {
         try await transaction { connection in
             // A finished job that a waiting job still depends on stays: its state decides the waiting one.
-            let rows = try await connection.query(
+            let rows = try await connection.rows(
                 """
                 DELETE FROM jobs
                 WHERE finished_at IS NOT NULL AND finished_at < ?
@@ -224,7 +224,7 @@ extension SQLiteJobStore {
                 """,
                 [SQLiteData(SQLiteTime.micros(date))]
             )
-            _ = try await connection.query(
+            _ = try await connection.rows(
                 """
                 DELETE FROM job_dependencies
                 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_dependencies.job_id)

@@ -106,9 +106,9 @@ public final class SQLiteJobStore: JobStore {
             )
             opened.append(writer)
             let busy = max(1, configuration.busyTimeout.milliseconds)
-            _ = try await writer.query("PRAGMA busy_timeout = \(busy)")
-            _ = try await writer.query("PRAGMA journal_mode = WAL")
-            _ = try await writer.query("PRAGMA synchronous = NORMAL")
+            _ = try await writer.rows("PRAGMA busy_timeout = \(busy)")
+            _ = try await writer.rows("PRAGMA journal_mode = WAL")
+            _ = try await writer.rows("PRAGMA synchronous = NORMAL")
             try await SQLiteSchema.migrate(writer)
             let reader = try await SQLiteConnection.open(
                 storage: .file(path: path),
@@ -117,7 +117,7 @@ public final class SQLiteJobStore: JobStore {
                 on: eventLoop
             )
             opened.append(reader)
-            _ = try await reader.query("PRAGMA busy_timeout = \(busy)")
+            _ = try await reader.rows("PRAGMA busy_timeout = \(busy)")
             let store = SQLiteJobStore(
                 path: path,
                 configuration: configuration,
@@ -172,16 +172,16 @@ public final class SQLiteJobStore: JobStore {
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection.
     func transaction<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) async throws -> T) async throws -> T {
         try await withWriter { connection in
-            if durable { _ = try await connection.query("PRAGMA synchronous = FULL") }
-            _ = try await connection.query("BEGIN IMMEDIATE")
+            if durable { _ = try await connection.rows("PRAGMA synchronous = FULL") }
+            _ = try await connection.rows("BEGIN IMMEDIATE")
             do {
                 let result = try await body(connection)
-                _ = try await connection.query("COMMIT")
-                if durable { _ = try? await connection.query("PRAGMA synchronous = NORMAL") }
+                _ = try await connection.rows("COMMIT")
+                if durable { _ = try? await connection.rows("PRAGMA synchronous = NORMAL") }
                 return result
             } catch {
-                _ = try? await connection.query("ROLLBACK")
-                if durable { _ = try? await connection.query("PRAGMA synchronous = NORMAL") }
+                _ = try? await connection.rows("ROLLBACK")
+                if durable { _ = try? await connection.rows("PRAGMA synchronous = NORMAL") }
                 throw error
             }
         }
@@ -199,7 +199,7 @@ public final class SQLiteJobStore: JobStore {
             return state.hasLimits
         }
         if let cached { return cached }
-        let rows = try await reader.query("SELECT EXISTS (SELECT 1 FROM job_limits) AS present")
+        let rows = try await reader.rows("SELECT EXISTS (SELECT 1 FROM job_limits) AS present")
         let present = rows.first?.bool("present") ?? true
         state.withLock { state in
             state.hasLimits = present
@@ -231,7 +231,7 @@ public final class SQLiteJobStore: JobStore {
                     continue
                 }
                 do {
-                    let rows = try await reader.query("PRAGMA data_version")
+                    let rows = try await reader.rows("PRAGMA data_version")
                     let version = rows.first?.column("data_version")?.integer
                     if let version, let lastVersion, version != lastVersion {
                         changes.signal()

@@ -84,29 +84,29 @@ enum SQLiteSchema {
     ///
     /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library.
     static func migrate(_ connection: SQLiteConnection) async throws {
-        _ = try await connection.query(
+        _ = try await connection.rows(
             "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"
         )
-        _ = try await connection.query("BEGIN IMMEDIATE")
+        _ = try await connection.rows("BEGIN IMMEDIATE")
         do {
-            let rows = try await connection.query("SELECT value FROM store_meta WHERE key = 'schema_version'")
+            let rows = try await connection.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
             let current = try rows.first?.int("value") ?? 0
             guard current <= latestVersion else {
                 throw JobStoreError.schemaTooNew(found: current, supported: latestVersion)
             }
             for version in (current + 1)..<(latestVersion + 1) {
                 for statement in migrations[version - 1] {
-                    _ = try await connection.query(statement)
+                    _ = try await connection.rows(statement)
                 }
-                _ = try await connection.query(
+                _ = try await connection.rows(
                     "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
                         + "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     [.integer(version)]
                 )
             }
-            _ = try await connection.query("COMMIT")
+            _ = try await connection.rows("COMMIT")
         } catch {
-            _ = try? await connection.query("ROLLBACK")
+            _ = try? await connection.rows("ROLLBACK")
             throw error
         }
     }

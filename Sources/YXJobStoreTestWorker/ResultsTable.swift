@@ -4,6 +4,7 @@ import PostgresNIO
 import SQLiteNIO
 import YXJobStore
 import YXJobStorePostgres
+import YXJobStoreSQLite
 
 /// One execution of a job, as its handler recorded it.
 struct Execution: Sendable {
@@ -36,22 +37,22 @@ final class SQLiteResults: ResultsTable {
 
     static func open(path: String, logger: Logger) async throws -> SQLiteResults {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        _ = try await connection.query("PRAGMA busy_timeout = 30000")
-        _ = try await connection.query(
+        _ = try await connection.rows("PRAGMA busy_timeout = 30000")
+        _ = try await connection.rows(
             "CREATE TABLE IF NOT EXISTS chaos_results (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, worker TEXT NOT NULL)"
         )
         return SQLiteResults(connection: connection)
     }
 
     func record(job: JobID, attempt: Int, worker: String) async throws {
-        _ = try await connection.query(
+        _ = try await connection.rows(
             "INSERT INTO chaos_results (job_id, attempt, worker) VALUES (?, ?, ?)",
             [.integer(Int(job.rawValue)), .integer(attempt), .text(worker)]
         )
     }
 
     func all() async throws -> [Execution] {
-        let rows = try await connection.query("SELECT job_id, attempt, worker FROM chaos_results ORDER BY job_id, attempt")
+        let rows = try await connection.rows("SELECT job_id, attempt, worker FROM chaos_results ORDER BY job_id, attempt")
         return rows.map {
             Execution(
                 job: Int64($0.column("job_id")?.integer ?? 0),

@@ -16,13 +16,13 @@ final class SQLiteMigrationTests: XCTestCase {
 
         // The file as version 1 left it, with one job waiting.
         let connection = try await SQLiteConnection.open(storage: .file(path: path))
-        _ = try await connection.query("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
+        _ = try await connection.rows("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
         for statement in SQLiteSchema.migrations[0] {
-            _ = try await connection.query(statement)
+            _ = try await connection.rows(statement)
         }
-        _ = try await connection.query("INSERT INTO store_meta (key, value) VALUES ('schema_version', 1)")
+        _ = try await connection.rows("INSERT INTO store_meta (key, value) VALUES ('schema_version', 1)")
         let now = SQLiteData(SQLiteTime.now)
-        _ = try await connection.query(
+        _ = try await connection.rows(
             """
             INSERT INTO jobs (name, payload, state, concurrency_key, run_at, created_at, max_attempts,
                 retry_initial_ms, retry_max_ms, retry_jitter)
