@@ -18,7 +18,9 @@ extension DownloadSession {
         logger.debug("renamed", metadata: ["url": "\(redactedURL)", "from": "\(partPath)", "to": "\(finalPath)"])
         if hasSidecar {
             unlink(metaPath)
-            unlink(metaPath + ".tmp")  // left by a process killed while it wrote the sidecar
+            if state.withLock({ $0.mayFindStaleTemporary }) {
+                unlink(metaPath + ".tmp")  // left by a process killed while it rewrote the sidecar
+            }
         }
         return result
     }

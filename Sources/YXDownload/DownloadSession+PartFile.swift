@@ -83,8 +83,10 @@ extension DownloadSession {
                 s.resume.segments[index].end = segment.start + segment.done - 1
                 s.resume.total = segment.start + segment.done
             }
-            // Kept up to date once it exists: a crash before the rename then finalizes on the next run.
-            persistLocked(&s, force: s.hasSidecar)
+            // Kept up to date once it exists, so that a crash before the rename finalizes on the next
+            // run. One segment needs no write: it is written in order, so the next run takes the
+            // `.part`'s size as the truth (see `plan`), and a whole file is seen whole.
+            persistLocked(&s, force: s.hasSidecar && s.resume.segments.count > 1)
             return nil
         }
     }

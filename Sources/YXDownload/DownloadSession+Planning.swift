@@ -47,6 +47,7 @@ extension DownloadSession {
         return state.withLock { s -> Bool in
             s.fd = fd
             s.hasSidecar = sidecarExists  // a stale one is replaced or removed too
+            s.mayFindStaleTemporary = sidecarExists
             if var saved, saved.url == redactedURL, saved.validator != nil || saved.isComplete {
                 if saved.segments.count == 1, saved.segments[0].start == 0 {
                     // One stream writes in order: the file's size is the truth (the sidecar may lag).

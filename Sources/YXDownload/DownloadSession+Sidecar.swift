@@ -34,6 +34,10 @@ extension DownloadSession {
             return
         }
         s.wroteSidecar = true
-        if s.resume.save(toPath: metaPath) { s.hasSidecar = true }
+        // The first version is created in place (one file, no rename: cheaper for the many downloads
+        // that write one only before their first byte); later ones replace it atomically.
+        if !s.hasSidecar && s.resume.create(atPath: metaPath) || s.resume.save(toPath: metaPath) {
+            s.hasSidecar = true
+        }
     }
 }

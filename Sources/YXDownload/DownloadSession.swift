@@ -63,6 +63,10 @@ final class DownloadSession: @unchecked Sendable {
         var hasSidecar = false
         /// Whether this attempt tried to write the sidecar (its temporary file may be left by a failure).
         var wroteSidecar = false
+        /// The sidecar existed when this session began: an earlier process, killed while it rewrote it,
+        /// may have left `NAME.part.meta.tmp`, which the commit removes. (This process never leaves one:
+        /// a failed write removes its own.)
+        var mayFindStaleTemporary = false
         var speed = SpeedMeter()
         /// The response's validator differs from what the `.part` was made of: start over next time.
         var invalidated = false

@@ -66,6 +66,33 @@ struct ResumeState: Codable, Sendable, Equatable {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
+        guard Self.writeAll(data, to: fd), rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
+    /// Writes the first version of the state straight under `path`, which must not exist yet: one file
+    /// created, no rename. A process killed half-way leaves a sidecar that does not decode, and
+    /// ``load(from:)`` then gives `nil`: the download starts over, as it would without one.
+    ///
+    /// - Returns: whether the state is in place; `false` also when `path` exists (then use
+    ///   ``save(toPath:)``, which replaces it atomically).
+    func create(atPath path: String) -> Bool {
+        guard let data = try? JSONEncoder().encode(self) else { return false }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        guard Self.writeAll(data, to: fd) else {
+            unlink(path)
+            return false
+        }
+        return true
+    }
+
+    /// Writes all of `data` to `fd`, then closes it; whether every byte was written.
+    private static func writeAll(_ data: Data, to fd: Int32) -> Bool {
+        defer { close(fd) }
         var written = 0
         let complete = data.withUnsafeBytes { bytes -> Bool in
             guard let base = bytes.baseAddress else { return bytes.isEmpty }
@@ -79,11 +106,6 @@ struct ResumeState: Codable, Sendable, Equatable {
             }
             return true
         }
-        close(fd)
-        guard complete, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        return true
+        return complete
     }
 }

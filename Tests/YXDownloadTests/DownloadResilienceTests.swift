@@ -49,6 +49,31 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(restarted.resumedFrom, 0)
     }
 
+    func testATornFirstSidecarMakesTheDownloadStartOver() async throws {
+        // The first sidecar is created in place, not renamed: a process killed while it wrote one
+        // leaves a file that does not decode, beside a .part whose bytes then count for nothing.
+        let size: Int64 = 2 << 20
+        server.serve("/t.bin", Resource(.generated(size: size, seed: 12), etag: "v1"))
+        try Data(repeating: 0xAB, count: 900_000).write(to: directory.appendingPathComponent("t.bin.part"))
+        try Data(#"{"url":"http://127.0.0.1/t.bin","et"#.utf8).write(to: directory.appendingPathComponent("t.bin.part.meta"))
+        let result = try await run(makeJob("/t.bin")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 12))
+        XCTAssertEqual(result.resumedFrom, 0)
+        XCTAssertEqual(server.requests(to: "/t.bin").first?.header("Range"), nil, "from zero")
+        XCTAssertEqual(files().sorted(), ["t.bin"], "the torn sidecar is gone with the .part")
+    }
+
+    func testTheFirstSidecarIsCreatedInPlaceAndLaterOnesReplaceIt() throws {
+        let path = directory.appendingPathComponent("s.part.meta").path
+        var state = ResumeState(url: "http://127.0.0.1/s", etag: "\"v1\"", total: 10, segments: [.init(start: 0, end: 9, done: 0)])
+        XCTAssertTrue(state.create(atPath: path))
+        XCTAssertFalse(state.create(atPath: path), "create never replaces a sidecar")
+        state.segments[0].done = 5
+        XCTAssertTrue(state.save(toPath: path))
+        XCTAssertEqual(ResumeState.load(from: URL(fileURLWithPath: path))?.segments.first?.done, 5)
+        XCTAssertEqual(files().sorted(), ["s.part.meta"], "no temporary file left")
+    }
+
     func testAServerThatIgnoresRangesGetsADownloadFromZero() async throws {
         let size: Int64 = 1 << 20
         server.serve("/i.bin", Resource(.generated(size: size, seed: 8), etag: "v1", failures: [.dropAfter(bytes: 300_000)]))
