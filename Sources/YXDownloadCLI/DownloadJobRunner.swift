@@ -34,12 +34,12 @@ final class DownloadJobRunner: JobRunner {
     private let directoryText: String
     /// The worker's options (`-x`); each download's stored options are set on a copy.
     private let options: DownloadOptions
-    private let reporter: PlainReporter
+    private let reporter: SharedReporter
     private let started = DispatchTime.now()
     /// What this worker did, for its summary and exit status.
     let totals = Locked(RunTotals())
 
-    init(downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: PlainReporter) {
+    init(downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: SharedReporter) {
         self.downloader = downloader
         self.directory = directory
         self.directoryText = directoryText
@@ -77,9 +77,12 @@ final class DownloadJobRunner: JobRunner {
 
         let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
-        let progress = Task {
+        let id = job.id.rawValue
+        reporter.started(id, item)
+        let progress = Task { [reporter] in
             for await update in downloadJob.progressUpdates(every: .milliseconds(200)) {
                 context.reportProgress(completedUnits: update.bytes, totalUnits: update.total)
+                reporter.progressed(id, update)
             }
         }
         defer { progress.cancel() }
@@ -94,13 +97,13 @@ final class DownloadJobRunner: JobRunner {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9
             if result.outcome == .skippedExisting {
                 totals.withLock { $0.skipped += 1 }
-                reporter.skipped(item)
+                reporter.skipped(id, item)
             } else {
                 totals.withLock {
                     $0.done += 1
                     $0.bytes += result.bytesReceived
                 }
-                reporter.finished(item, result: result, seconds: seconds)
+                reporter.finished(id, item, result: result, seconds: seconds)
             }
             return try? JSONEncoder().encode(
                 Result(
@@ -113,16 +116,18 @@ final class DownloadJobRunner: JobRunner {
             // error fails for good: trying again would not help.
             if error.isTransient && job.failures < job.retry.retries {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
-                reporter.failed(item, DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus))
+                reporter.failed(
+                    id, item, DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus))
                 throw error
             }
             totals.withLock {
                 $0.failed += 1
                 $0.bytes += downloadJob.progressSnapshot.bytesReceived
             }
-            reporter.failed(item, DownloadFailure(message: message, httpStatus: error.httpStatus))
+            reporter.failed(id, item, DownloadFailure(message: message, httpStatus: error.httpStatus))
             throw JobHandlerError.doNotRetry(message)
         } catch {
+            reporter.ended(id)
             if Task.isCancelled || error is CancellationError {
                 totals.withLock {
                     $0.canceled += 1

@@ -35,7 +35,8 @@ struct WorkerCommand: ParsableCommand {
             transient error that outlasts --retries (a server down for a while) queues it again for a \
             later attempt, after a back-off (1 s doubling, up to 10 times).
 
-            Output: one line per finished, skipped or failed download, a summary on standard error.
+            Output: one line per finished, skipped or failed download, a summary on standard error; with \
+            --json, one JSON object per event on standard output instead (as 'yxdownload --json' prints).
 
             Exit status: 0 stopped (or, with --exit-when-empty, the queue is empty) and no download of \
             this worker failed; 1 some failed; 2 bad usage.
@@ -78,6 +79,10 @@ struct WorkerCommand: ParsableCommand {
     @Option(
         help: ArgumentHelp("On SIGTERM or Ctrl-C, how long running downloads may go on before they are given back.", valueName: "SECONDS"))
     var grace: Double = 10
+
+    @Flag(
+        help: "Print one JSON object per event on standard output (start, progress, finish, skip, fail, summary), as a download does.")
+    var json = false
 
     @Flag(name: [.short, .customLong("quiet")], help: "Print only errors and the final summary.")
     var quiet = false
@@ -123,8 +128,8 @@ struct WorkerCommand: ParsableCommand {
         let settings = WorkerSettings(
             location: QueueLocation(text: queue), directory: directory, directoryText: dir, jobs: fitting,
             connections: connections, maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,
-            recoveryBound: .milliseconds(Int64(lease * 1000)), grace: .milliseconds(Int64(grace * 1000)), quiet: quiet,
-            verbose: verbose)
+            recoveryBound: .milliseconds(Int64(lease * 1000)), grace: .milliseconds(Int64(grace * 1000)), json: json,
+            quiet: quiet, verbose: verbose)
         return BlockingRun.run { await settings.run(console: console) }
     }
 }
@@ -140,6 +145,7 @@ struct WorkerSettings: Sendable {
     var exitWhenEmpty: Bool
     var recoveryBound: Duration
     var grace: Duration
+    var json: Bool
     var quiet: Bool
     var verbose: Int
 
@@ -155,13 +161,14 @@ struct WorkerSettings: Sendable {
         }
         var options = DownloadOptions()
         options.connections = connections
+        options.computeSHA256 = json  // a finish event carries the file's SHA-256, as a download's does
         let transfers = jobs * connections
         let dispatcher = Dispatcher(name: "yxdownload-worker", queues: DownloadQueue.limits(transfers: transfers))
         var configuration = Downloader.Configuration(
             name: "yxdownload", maxConcurrentTransfers: transfers, maxBytesPerSecond: maxSpeed, defaultOptions: options)
         configuration.logsConnectionDetails = verbose >= 2
         let downloader = Downloader(configuration: configuration, dispatcher: dispatcher, logger: logger)
-        let reporter = PlainReporter(console: console, quiet: quiet)
+        let reporter = SharedReporter(json ? JSONReporter(console: console) : PlainReporter(console: console, quiet: quiet))
         let runner = DownloadJobRunner(
             downloader: downloader, directory: directory, directoryText: directoryText, options: options, reporter: reporter)
 
@@ -173,7 +180,7 @@ struct WorkerSettings: Sendable {
         workerConfiguration.progressInterval = .milliseconds(500)
         workerConfiguration.exitWhenIdle = exitWhenEmpty
         let worker = JobWorker(store: store, runner: runner, configuration: workerConfiguration, logger: logger)
-        if !quiet {
+        if !quiet && !json {
             console.writeErr("yxdownload: worker \(worker.id) on \(location), \(jobs) at a time into \(directoryText)\n")
         }
         let group = ServiceGroup(
@@ -185,6 +192,14 @@ struct WorkerSettings: Sendable {
                 logger: logger
             )
         )
+        // --json: progress events once a second, for the downloads whose bytes moved.
+        let ticker = reporter.tickInterval.map { interval in
+            Task {
+                while (try? await Task.sleep(for: .milliseconds(Int64(interval * 1000)))) != nil {
+                    reporter.tick(totals: runner.totals.withLock { $0 })
+                }
+            }
+        }
         var status = ExitStatus.success
         do {
             try await group.run()
@@ -192,11 +207,12 @@ struct WorkerSettings: Sendable {
             console.writeErr("yxdownload: the worker stopped: \(error)\n")
             status = ExitStatus.failure
         }
+        ticker?.cancel()
         downloader.shutdown()
         try? await store.close()
         var totals = runner.totals.withLock { $0 }
         totals.seconds = runner.elapsed
-        reporter.end(totals: totals, interruptedBy: nil)
+        reporter.end(totals: totals)
         if totals.failed > 0 { status = ExitStatus.failure }
         return status
     }

@@ -191,6 +191,38 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual((after["workers"] as? [Any])?.count, 0)
     }
 
+    func testWorkerJSONPrintsStartProgressFinishAndSummaryEvents() async throws {
+        // One file of 1.5 MB at 600 KB/s: about 2.5 s, so at least one progress event (once a second).
+        serveGenerated("/slow.bin", size: 1_500_000, seed: 31, bytesPerSecond: 600_000)
+        let sources = try serveFiles(2, size: { Int64(10_000 + $0) })
+        let enqueue = try await yxdownload(
+            "enqueue", "--queue", queue, "-i", "urls.txt", server.url("/slow.bin").absoluteString)
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let finished = try await startWorker("--exit-when-empty", "--json").wait(timeout: 120)
+        let output = try XCTUnwrap(finished, "the worker did not exit")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        let all = try output.stdoutLines.map { line in
+            try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+        }
+        func events(_ kind: String, _ file: String? = nil) -> [[String: Any]] {
+            all.filter { $0["event"] as? String == kind && (file == nil || $0["file"] as? String == file) }
+        }
+        for file in sources.map({ "out/\($0.name)" }) + ["out/slow.bin"] {
+            XCTAssertEqual(events("start", file).count, 1, "one start for \(file): \(output.stdout)")
+            XCTAssertEqual(events("finish", file).count, 1, "one finish for \(file)")
+        }
+        XCTAssertEqual(events("finish", "out/slow.bin").first?["bytes"] as? Int, 1_500_000)
+        XCTAssertEqual(
+            events("finish", "out/slow.bin").first?["sha256"] as? String, GeneratedContent.sha256(size: 1_500_000, seed: 31))
+        let progress = events("progress", "out/slow.bin")
+        XCTAssertGreaterThanOrEqual(progress.count, 1, output.stdout)
+        XCTAssertTrue(progress.allSatisfy { ($0["bytes"] as? Int ?? -1) <= 1_500_000 && $0["total"] as? Int == 1_500_000 })
+        XCTAssertEqual(all.last?["event"] as? String, "summary")
+        XCTAssertEqual(all.last?["done"] as? Int, 3)
+        XCTAssertTrue(output.stderr.contains("yxdownload: 3 done, 0 skipped, 0 failed"), output.stderr)
+        XCTAssertTrue(holdsGenerated("out/slow.bin", size: 1_500_000, seed: 31))
+    }
+
     func testPerHostLimitHoldsAcrossTheWorkersOfTheStore() async throws {
         // 3 files of 400 KB at 800 KB/s: at least half a second each, however fast the machine. With one
         // download per host at a time, each file's request comes after the previous file's last byte,
