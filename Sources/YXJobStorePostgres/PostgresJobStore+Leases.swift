@@ -21,22 +21,7 @@ extension PostgresJobStore {
             rows += try await claimLimited(limited)
         }
         let jobs = try rows.map { row in
-            ClaimedJob(
-                lease: JobLease(
-                    id: JobID(try row["id"].decode(Int64.self)),
-                    attempt: try row["attempt"].decode(Int.self),
-                    owner: request.owner
-                ),
-                name: try row["name"].decode(String.self),
-                payload: Data(try row["payload"].decode(ByteBuffer.self).readableBytesView),
-                failures: try row["failures"].decode(Int.self),
-                retry: try row.retryPolicy(),
-                timeout: try row["timeout_ms"].decode(Int64?.self).map { .milliseconds($0) },
-                priority: try row["priority"].decode(Int.self),
-                concurrencyKey: try row["concurrency_key"].decode(String.self),
-                enqueuedAt: try row["created_at"].decode(Date.self),
-                readyAt: try row["run_at"].decode(Date.self)
-            )
+            try ClaimedJob(row: row, owner: request.owner)
         }
         return jobs.sorted { ($0.priority, $1.readyAt, $1.id) > ($1.priority, $0.readyAt, $0.id) }
     }

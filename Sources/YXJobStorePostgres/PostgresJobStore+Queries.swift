@@ -59,32 +59,7 @@ extension PostgresJobStore {
                 .append(JobID(try edge["depends_on"].decode(Int64.self)))
         }
         return try found.map { row in
-            let id = try row["id"].decode(Int64.self)
-            return JobRecord(
-                id: JobID(id),
-                name: try row["name"].decode(String.self),
-                state: try row.state(),
-                payload: Data(try row["payload"].decode(ByteBuffer.self).readableBytesView),
-                attempt: try row["attempt"].decode(Int.self),
-                failures: try row["failures"].decode(Int.self),
-                leaseExpiries: try row["lease_expiries"].decode(Int.self),
-                retry: try row.retryPolicy(),
-                timeout: try row["timeout_ms"].decode(Int64?.self).map { .milliseconds($0) },
-                priority: try row["priority"].decode(Int.self),
-                concurrencyKey: try row["concurrency_key"].decode(String.self),
-                uniqueKey: try row["unique_key"].decode(String?.self),
-                dependencies: dependencies[id] ?? [],
-                enqueuedAt: try row["created_at"].decode(Date.self),
-                readyAt: try row["run_at"].decode(Date.self),
-                startedAt: try row["started_at"].decode(Date?.self),
-                finishedAt: try row["finished_at"].decode(Date?.self),
-                owner: try row["owner"].decode(String?.self),
-                leaseUntil: try row["lease_until"].decode(Date?.self),
-                cancelRequested: try row["cancel_requested"].decode(Bool.self),
-                progress: try row.progress(),
-                message: try row["message"].decode(String?.self),
-                result: try row["result"].decode(ByteBuffer?.self).map { Data($0.readableBytesView) }
-            )
+            try JobRecord(row: row, dependencies: dependencies[try row.int64("id")] ?? [])
         }
     }
 
@@ -120,15 +95,7 @@ extension PostgresJobStore {
         var workers: [JobStoreStatus.WorkerSummary] = []
         for row in running {
             let owner = try row["owner"].decode(String?.self) ?? "?"
-            let job = JobStoreStatus.RunningJob(
-                id: JobID(try row["id"].decode(Int64.self)),
-                name: try row["name"].decode(String.self),
-                attempt: try row["attempt"].decode(Int.self),
-                progress: try row.progress(),
-                startedAt: try row["started_at"].decode(Date?.self),
-                leaseUntil: try row["lease_until"].decode(Date?.self),
-                cancelRequested: try row["cancel_requested"].decode(Bool.self)
-            )
+            let job = try JobStoreStatus.RunningJob(row: row)
             if workers.last?.worker == owner {
                 workers[workers.count - 1].jobs.append(job)
             } else {

@@ -31,20 +31,7 @@ extension SQLiteJobStore {
                 return try await connection.rows(statement.sql, statement.binds)
             }
         }
-        let jobs = try rows.map { row in
-            ClaimedJob(
-                lease: JobLease(id: JobID(try row.int64("id")), attempt: try row.int("attempt"), owner: request.owner),
-                name: try row.string("name"),
-                payload: row.data("payload"),
-                failures: try row.int("failures"),
-                retry: try row.retryPolicy(),
-                timeout: row.optionalInt64("timeout_ms").map { .milliseconds($0) },
-                priority: try row.int("priority"),
-                concurrencyKey: try row.string("concurrency_key"),
-                enqueuedAt: try row.date("created_at"),
-                readyAt: try row.date("run_at")
-            )
-        }
+        let jobs = try rows.map { try ClaimedJob(row: $0, owner: request.owner) }
         return jobs.sorted { ($0.priority, $1.readyAt, $1.id) > ($1.priority, $0.readyAt, $0.id) }
     }
 

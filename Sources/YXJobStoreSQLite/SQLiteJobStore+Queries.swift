@@ -65,32 +65,7 @@ extension SQLiteJobStore {
             }
         }
         return try rows.map { row in
-            let id = try row.int64("id")
-            return JobRecord(
-                id: JobID(id),
-                name: try row.string("name"),
-                state: try row.state(),
-                payload: row.data("payload"),
-                attempt: try row.int("attempt"),
-                failures: try row.int("failures"),
-                leaseExpiries: try row.int("lease_expiries"),
-                retry: try row.retryPolicy(),
-                timeout: row.optionalInt64("timeout_ms").map { .milliseconds($0) },
-                priority: try row.int("priority"),
-                concurrencyKey: try row.string("concurrency_key"),
-                uniqueKey: row.optionalString("unique_key"),
-                dependencies: dependencies[id] ?? [],
-                enqueuedAt: try row.date("created_at"),
-                readyAt: try row.date("run_at"),
-                startedAt: row.optionalDate("started_at"),
-                finishedAt: row.optionalDate("finished_at"),
-                owner: row.optionalString("owner"),
-                leaseUntil: row.optionalDate("lease_until"),
-                cancelRequested: row.bool("cancel_requested"),
-                progress: row.progress(),
-                message: row.optionalString("message"),
-                result: row.optionalData("result")
-            )
+            try JobRecord(row: row, dependencies: dependencies[try row.int64("id")] ?? [])
         }
     }
 
@@ -126,15 +101,7 @@ extension SQLiteJobStore {
         var workers: [JobStoreStatus.WorkerSummary] = []
         for row in runningRows {
             let owner = row.optionalString("owner") ?? "?"
-            let job = JobStoreStatus.RunningJob(
-                id: JobID(try row.int64("id")),
-                name: try row.string("name"),
-                attempt: try row.int("attempt"),
-                progress: row.progress(),
-                startedAt: row.optionalDate("started_at"),
-                leaseUntil: row.optionalDate("lease_until"),
-                cancelRequested: row.bool("cancel_requested")
-            )
+            let job = try JobStoreStatus.RunningJob(row: row)
             if workers.last?.worker == owner {
                 workers[workers.count - 1].jobs.append(job)
             } else {

@@ -33,82 +33,63 @@ extension SQLiteData {
 }
 
 /// Reading columns by name, with errors instead of traps for what the database did not send.
-extension SQLiteRow {
-    func int(_ column: String) throws -> Int {
+extension SQLiteRow: JobRow {
+    package func int(_ column: String) throws -> Int {
         guard let value = self.column(column)?.integer else {
             throw JobStoreError.invalidResponse("column \(column) is missing or not an integer")
         }
         return value
     }
 
-    func int64(_ column: String) throws -> Int64 { Int64(try int(column)) }
+    package func int64(_ column: String) throws -> Int64 { Int64(try int(column)) }
 
-    func optionalInt64(_ column: String) -> Int64? {
+    package func optionalInt64(_ column: String) -> Int64? {
         guard let value = self.column(column), !value.isNull else { return nil }
         return value.integer.map(Int64.init)
     }
 
-    func optionalDouble(_ column: String) -> Double? {
+    package func optionalDouble(_ column: String) -> Double? {
         guard let value = self.column(column), !value.isNull else { return nil }
         return value.double
     }
 
-    func string(_ column: String) throws -> String {
+    /// A REAL column (an integer value is read as one: SQLite may store 0.0 as 0).
+    package func double(_ column: String) throws -> Double {
+        guard let value = self.column(column), !value.isNull, let double = value.double else {
+            throw JobStoreError.invalidResponse("column \(column) is missing or not a number")
+        }
+        return double
+    }
+
+    package func string(_ column: String) throws -> String {
         guard let value = self.column(column)?.string else {
             throw JobStoreError.invalidResponse("column \(column) is missing or not text")
         }
         return value
     }
 
-    func optionalString(_ column: String) -> String? {
+    package func optionalString(_ column: String) -> String? {
         guard let value = self.column(column), !value.isNull else { return nil }
         return value.string
     }
 
-    func data(_ column: String) -> Data {
+    package func data(_ column: String) -> Data {
         guard let buffer = self.column(column)?.blob else { return Data() }
         return Data(buffer.readableBytesView)
     }
 
-    func optionalData(_ column: String) -> Data? {
+    package func optionalData(_ column: String) -> Data? {
         guard let value = self.column(column), !value.isNull else { return nil }
         return value.blob.map { Data($0.readableBytesView) } ?? Data()
     }
 
-    func bool(_ column: String) -> Bool {
+    package func bool(_ column: String) -> Bool {
         (self.column(column)?.integer ?? 0) != 0
     }
 
-    func date(_ column: String) throws -> Date { SQLiteTime.date(try int64(column)) }
+    package func date(_ column: String) throws -> Date { SQLiteTime.date(try int64(column)) }
 
-    func optionalDate(_ column: String) -> Date? { optionalInt64(column).map(SQLiteTime.date) }
-
-    func state(_ column: String = "state") throws -> StoredJobState {
-        let raw = try string(column)
-        guard let state = StoredJobState(rawValue: raw) else {
-            throw JobStoreError.invalidResponse("unknown job state \(raw)")
-        }
-        return state
-    }
-
-    func retryPolicy() throws -> RetryPolicy {
-        RetryPolicyColumns(
-            maximumAttempts: try int("max_attempts"),
-            initialDelayMilliseconds: try int64("retry_initial_ms"),
-            maximumDelayMilliseconds: try int64("retry_max_ms"),
-            jitter: optionalDouble("retry_jitter") ?? 0,
-            maximumRetryAfterMilliseconds: try int64("retry_max_after_ms"),
-            scope: try string("retry_scope")
-        ).policy
-    }
-
-    func progress() -> JobProgress {
-        JobProgress(
-            fraction: optionalDouble("progress"),
-            completedUnits: optionalInt64("units_done"),
-            totalUnits: optionalInt64("units_total")
-        )
-    }
+    package func optionalDate(_ column: String) -> Date? { optionalInt64(column).map(SQLiteTime.date) }
 }
 
 /// `?, ?, ?` for `count` parameters.
