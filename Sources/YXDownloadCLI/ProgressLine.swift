@@ -45,7 +45,9 @@ enum ProgressLine {
     /// The whole run. Never wider than `width` columns.
     static func overall(_ totals: RunTotals, running: Int, bytesNow: Int64, speed: Double, width: Int) -> String {
         // Most useful first: on a narrow terminal the end of the line is cut.
-        var line = "[\(totals.ended)/\(totals.listed)] \(ByteFormatting.bytes(bytesNow))  \(ByteFormatting.rate(speed))"
+        // A worker's queue has no end it knows of (`listed` 0): only what ended.
+        let count = totals.listed > 0 ? "\(totals.ended)/\(totals.listed)" : "\(totals.ended)"
+        var line = "[\(count)] \(ByteFormatting.bytes(bytesNow))  \(ByteFormatting.rate(speed))"
         line += "  elapsed \(ByteFormatting.duration(totals.seconds, roundingUp: false))  \(running) running, "
         line += "\(totals.done) done, \(totals.skipped) skipped, \(totals.failed) failed"
         return TextWidth.fit(line, to: width)

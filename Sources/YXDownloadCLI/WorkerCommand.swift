@@ -35,8 +35,9 @@ struct WorkerCommand: ParsableCommand {
             transient error that outlasts --retries (a server down for a while) queues it again for a \
             later attempt, after a back-off (1 s doubling, up to 10 times).
 
-            Output: one line per finished, skipped or failed download, a summary on standard error; with \
-            --json, one JSON object per event on standard output instead (as 'yxdownload --json' prints).
+            Output: one line per finished, skipped or failed download, a summary on standard error; on a \
+            terminal, a bar per running download below them; with --json, one JSON object per event on \
+            standard output instead (as 'yxdownload --json' prints).
 
             Exit status: 0 stopped (or, with --exit-when-empty, the queue is empty) and no download of \
             this worker failed; 1 some failed; 2 bad usage.
@@ -151,7 +152,11 @@ struct WorkerSettings: Sendable {
 
     /// Opens the store, runs the worker until it stops, prints the summary; returns the exit status.
     func run(console: Console) async -> Int32 {
-        let logger = DiagnosticLog.logger(verbosity: verbose) { line in console.writeErr(line + "\n") }
+        // On a terminal (without --json or -q): bars for the running downloads, as a download draws them.
+        let screen = !json && !quiet && console.isTerminal ? TerminalScreen(console: console) : nil
+        let logger = DiagnosticLog.logger(verbosity: verbose) { line in
+            if let screen { screen.print([line], toStandardError: true) } else { console.writeErr(line + "\n") }
+        }
         let store: any JobStore
         do {
             store = try await location.open(logger: logger)
@@ -168,7 +173,11 @@ struct WorkerSettings: Sendable {
             name: "yxdownload", maxConcurrentTransfers: transfers, maxBytesPerSecond: maxSpeed, defaultOptions: options)
         configuration.logsConnectionDetails = verbose >= 2
         let downloader = Downloader(configuration: configuration, dispatcher: dispatcher, logger: logger)
-        let reporter = SharedReporter(json ? JSONReporter(console: console) : PlainReporter(console: console, quiet: quiet))
+        let output: any RunReporter =
+            if json { JSONReporter(console: console) }
+            else if let screen { TerminalReporter(screen: screen, console: console) }
+            else { PlainReporter(console: console, quiet: quiet) }
+        let reporter = SharedReporter(output)
         let runner = DownloadJobRunner(
             downloader: downloader, directory: directory, directoryText: directoryText, options: options, reporter: reporter)
 
@@ -181,7 +190,8 @@ struct WorkerSettings: Sendable {
         workerConfiguration.exitWhenIdle = exitWhenEmpty
         let worker = JobWorker(store: store, runner: runner, configuration: workerConfiguration, logger: logger)
         if !quiet && !json {
-            console.writeErr("yxdownload: worker \(worker.id) on \(location), \(jobs) at a time into \(directoryText)\n")
+            let banner = "yxdownload: worker \(worker.id) on \(location), \(jobs) at a time into \(directoryText)"
+            if let screen { screen.print([banner], toStandardError: true) } else { console.writeErr(banner + "\n") }
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -192,11 +202,14 @@ struct WorkerSettings: Sendable {
                 logger: logger
             )
         )
-        // --json: progress events once a second, for the downloads whose bytes moved.
+        // --json: progress events once a second, for the downloads whose bytes moved; on a terminal, the
+        // bars ten times a second.
         let ticker = reporter.tickInterval.map { interval in
             Task {
                 while (try? await Task.sleep(for: .milliseconds(Int64(interval * 1000)))) != nil {
-                    reporter.tick(totals: runner.totals.withLock { $0 })
+                    var totals = runner.totals.withLock { $0 }
+                    totals.seconds = runner.elapsed
+                    reporter.tick(totals: totals)
                 }
             }
         }

@@ -2,6 +2,9 @@ import Foundation
 import XCTest
 import YXTestServer
 
+@testable import YXDownloadCLI
+import YXTerminal
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -221,6 +224,31 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(all.last?["done"] as? Int, 3)
         XCTAssertTrue(output.stderr.contains("yxdownload: 3 done, 0 skipped, 0 failed"), output.stderr)
         XCTAssertTrue(holdsGenerated("out/slow.bin", size: 1_500_000, seed: 31))
+    }
+
+    func testWorkerOnATerminalDrawsABarPerRunningDownload() throws {
+        // In this process, on a fake terminal of 100 columns: 1.2 MB at 800 KB/s is about 1.5 s of bars.
+        serveGenerated("/slow.bin", size: 1_200_000, seed: 41, bytesPerSecond: 800_000)
+        let store = work.appendingPathComponent(queue).path
+        let terminal = ProgressRendererTests.FakeTerminal()
+        let enqueue = try EnqueueCommand.parse(["--queue", store, "-q", server.url("/slow.bin").absoluteString])
+        XCTAssertEqual(enqueue.execute(console: terminal.console(columns: 100)), 0, terminal.err)
+        let worker = try WorkerCommand.parse(["--queue", store, "-d", work.appendingPathComponent("out").path, "--exit-when-empty"])
+        XCTAssertEqual(worker.execute(console: terminal.console(columns: 100)), 0, terminal.err)
+
+        let screen = terminal.out
+        XCTAssertTrue(screen.contains("\u{1B}[?25l"), "the cursor is hidden while bars show: \(screen.prefix(200).debugDescription)")
+        XCTAssertTrue(screen.hasSuffix("\u{1B}[?25h"), "and shown again at the end")
+        let bar = try XCTUnwrap(
+            screen.components(separatedBy: "\n").first { $0.contains("slow.bin") && $0.contains("%") && $0.contains("[") },
+            "a bar for slow.bin: \(screen.debugDescription)")
+        // What follows the last "erase line": the bar as the terminal shows it.
+        XCTAssertLessThanOrEqual(TextWidth.of(bar.components(separatedBy: "\u{1B}[2K").last ?? bar), 99, bar.debugDescription)
+        XCTAssertTrue(screen.contains("[0] "), "the overall line counts what ended, with no total: a queue has none")
+        XCTAssertTrue(screen.contains("done  \(work.appendingPathComponent("out").path)/slow.bin  1.1 MiB in "), screen.debugDescription)
+        XCTAssertTrue(screen.contains("yxdownload: worker "), "the banner above the bars")
+        XCTAssertTrue(terminal.err.contains("yxdownload: 1 done, 0 skipped, 0 failed"), terminal.err)
+        XCTAssertTrue(holdsGenerated("out/slow.bin", size: 1_200_000, seed: 41))
     }
 
     func testPerHostLimitHoldsAcrossTheWorkersOfTheStore() async throws {
