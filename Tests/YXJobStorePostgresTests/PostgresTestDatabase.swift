@@ -25,6 +25,7 @@ enum PostgresTestDatabase {
         var configuration = PostgresJobStore.Configuration()
         configuration.schema = schema
         configuration.maximumConnections = 6
+        configuration.queryTimeout = testQueryTimeout
         let opening = configuration
         return JobStoreHarness(
             storeName: "PostgreSQL",
@@ -34,9 +35,15 @@ enum PostgresTestDatabase {
         )
     }
 
+    /// Longer than the store's default of 10 s: on a loaded machine (a sanitizer build, or two suites
+    /// sharing the server and two cores) a statement, or the schema's drop behind the backends of a
+    /// killed worker, took more than 10 s once (AddressSanitizer run of 2026-11-24, beside a normal run).
+    static let testQueryTimeout: Duration = .seconds(60)
+
     static func dropSchema(_ schema: String, url: String) async throws {
         var configuration = PostgresJobStore.Configuration()
         configuration.schema = schema
+        configuration.queryTimeout = testQueryTimeout
         configuration.listensForChanges = false
         try await PostgresJobStore.open(url: url, configuration: configuration).dropSchema()
     }
