@@ -75,13 +75,13 @@ public final class PostgresJobStore: JobStore {
     /// The notification channel of this store's schema.
     let channel: String
     let changes = ChangeSignal()
+    /// Whether the store has limits, read at most once a second.
+    let limitsPresence = LimitsPresence()
     private let tasks = Locked<[Task<Void, Never>]>([])
     private let state = Locked(State())
 
     struct State {
         var closed = false
-        var hasLimits = true
-        var limitsReadAt: ContinuousClock.Instant?
     }
 
     private init(location: PostgresLocation, configuration: Configuration, logger: Logger, client: PostgresClient) {
@@ -267,23 +267,14 @@ public final class PostgresJobStore: JobStore {
     /// a second ago. The unlimited path never takes a job of a limited key, so a stale "no limits" only
     /// delays those jobs by that second.
     func mayHaveLimits() async throws -> Bool {
-        let now = ContinuousClock.now
-        let cached = state.withLock { state -> Bool? in
-            guard let readAt = state.limitsReadAt, now - readAt < .seconds(1) else { return nil }
-            return state.hasLimits
+        try await limitsPresence.value {
+            let result = try await rows("SELECT EXISTS (SELECT 1 FROM \(schema).job_limits)")
+            return try result.first?[0].decode(Bool.self) ?? true
         }
-        if let cached { return cached }
-        let result = try await rows("SELECT EXISTS (SELECT 1 FROM \(schema).job_limits)")
-        let present = try result.first?[0].decode(Bool.self) ?? true
-        state.withLock { state in
-            state.hasLimits = present
-            state.limitsReadAt = now
-        }
-        return present
     }
 
     func forgetLimitsCache() {
-        state.withLock { $0.limitsReadAt = nil }
+        limitsPresence.forget()
     }
 
     // MARK: - Wake-up

@@ -53,15 +53,14 @@ public final class SQLiteJobStore: JobStore {
     let reader: SQLiteConnection
     let writeLock = AsyncLock()
     let changes = ChangeSignal()
+    /// Whether the store has limits, read at most once a second.
+    let limitsPresence = LimitsPresence()
     private let threadPool: NIOThreadPool
     private let poller = Locked<Task<Void, Never>?>(nil)
     private let state = Locked(State())
 
     struct State {
         var closed = false
-        /// Whether the store had concurrency limits when last read, and when that was.
-        var hasLimits = true
-        var limitsReadAt: ContinuousClock.Instant?
     }
 
     private init(
@@ -193,23 +192,14 @@ public final class SQLiteJobStore: JobStore {
     /// at most a second old. A claim never takes a limited job without reading the limits, so a stale
     /// "no limits" only delays limited jobs by that second.
     func mayHaveLimits() async throws -> Bool {
-        let now = ContinuousClock.now
-        let cached = state.withLock { state -> Bool? in
-            guard let readAt = state.limitsReadAt, now - readAt < .seconds(1) else { return nil }
-            return state.hasLimits
+        try await limitsPresence.value {
+            let rows = try await reader.rows("SELECT EXISTS (SELECT 1 FROM job_limits) AS present")
+            return rows.first?.bool("present") ?? true
         }
-        if let cached { return cached }
-        let rows = try await reader.rows("SELECT EXISTS (SELECT 1 FROM job_limits) AS present")
-        let present = rows.first?.bool("present") ?? true
-        state.withLock { state in
-            state.hasLimits = present
-            state.limitsReadAt = now
-        }
-        return present
     }
 
     func forgetLimitsCache() {
-        state.withLock { $0.limitsReadAt = nil }
+        limitsPresence.forget()
     }
 
     // MARK: - Wake-up
