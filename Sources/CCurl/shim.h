@@ -35,6 +35,60 @@ static inline int yx_start_writeback(int fd, off_t offset, off_t length) {
 #endif
 }
 
+// MARK: extended attributes (the resume mark of a `.part`)
+
+#include <errno.h>
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/xattr.h>
+#endif
+
+// Linux: in the `user.` namespace, with a short name, so that a short value fits inside an ext4 inode
+// (no block of its own).
+#if defined(__linux__)
+#define YX_RESUME_MARK_NAME "user.yx"
+#else
+#define YX_RESUME_MARK_NAME "org.yxqueue.resume"
+#endif
+
+/// Sets the resume mark of the open file `fd` (replacing one); 0, or -1 with `errno` (ENOTSUP where the
+/// file system keeps no extended attributes).
+static inline int yx_set_resume_mark(int fd, const void *value, size_t size) {
+#if defined(__linux__)
+    return fsetxattr(fd, YX_RESUME_MARK_NAME, value, size, 0);
+#elif defined(__APPLE__)
+    return fsetxattr(fd, YX_RESUME_MARK_NAME, value, size, 0, 0);
+#else
+    (void)fd; (void)value; (void)size;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+/// Reads the resume mark of `fd` into `buffer`: its length, or -1 (none, too long, or unsupported).
+static inline long yx_get_resume_mark(int fd, void *buffer, size_t size) {
+#if defined(__linux__)
+    return (long)fgetxattr(fd, YX_RESUME_MARK_NAME, buffer, size);
+#elif defined(__APPLE__)
+    return (long)fgetxattr(fd, YX_RESUME_MARK_NAME, buffer, size, 0, 0);
+#else
+    (void)fd; (void)buffer; (void)size;
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+/// Removes the resume mark of `fd`, if it has one.
+static inline int yx_remove_resume_mark(int fd) {
+#if defined(__linux__)
+    return fremovexattr(fd, YX_RESUME_MARK_NAME);
+#elif defined(__APPLE__)
+    return fremovexattr(fd, YX_RESUME_MARK_NAME, 0);
+#else
+    (void)fd;
+    return 0;
+#endif
+}
+
 // MARK: threads
 
 #include <pthread.h>

@@ -17,8 +17,9 @@ import YXQueue
 /// print(job.downloadResult?.file.path ?? "no file")
 /// ```
 ///
-/// Bytes arrive in `NAME.part` beside the final file, with a small sidecar `NAME.part.meta`. A failed or
-/// canceled download keeps both; starting the same download again resumes with a `Range` request
+/// Bytes arrive in `NAME.part` beside the final file, which keeps its resume state (an extended
+/// attribute for one stream, a small sidecar `NAME.part.meta` for several parts). A failed or canceled
+/// download keeps them; starting the same download again resumes with a `Range` request
 /// validated by `If-Range`. The job's result is a ``DownloadResult`` (``downloadResult``); its error a
 /// ``DownloadError``. Byte-level progress is in ``progressSnapshot`` and ``progressUpdates(every:)``; the
 /// job's `progress` (inherited from `Job`) is the fraction of this attempt's bytes.

@@ -8,10 +8,12 @@ import Darwin
 #endif
 
 /// The commit: a verified `.part` is flushed to disk (batched over downloads by the engine's
-/// ``DiskSync``) and renamed to its final name, its sidecar removed.
+/// ``DiskSync``) and renamed to its final name, its resume mark or sidecar removed.
 extension DownloadSession {
-    /// Renames the verified, flushed `.part` to the final name and removes its sidecar.
-    func commit(_ result: DownloadResult, hasSidecar: Bool) throws(DownloadError) -> DownloadResult {
+    /// Renames the verified, flushed `.part` (open as `fd`) to the final name; its resume mark goes just
+    /// before (a final file never carries one), its sidecar just after.
+    func commit(_ result: DownloadResult, fd: Int32, hasSidecar: Bool, hasMark: Bool) throws(DownloadError) -> DownloadResult {
+        if hasMark { ResumeMark.remove(from: fd) }
         guard rename(partPath, finalPath) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
         }
@@ -32,7 +34,7 @@ extension DownloadSession {
     }
 
     /// The last step of a download: ``verify()``, flush to disk when asked (batched, see `DiskSync`),
-    /// ``commit(_:hasSidecar:)``. Calls `done` once, with the ``DownloadResult`` or the error.
+    /// ``commit(_:fd:hasSidecar:hasMark:)``. Calls `done` once, with the ``DownloadResult`` or the error.
     func finalize(_ done: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
         let verified: Verified
         do {
@@ -40,18 +42,18 @@ extension DownloadSession {
         } catch {
             return done(.failure(error))
         }
-        guard case .awaitingCommit(let fd, let result, let hasSidecar) = verified else {
+        guard case .awaitingCommit(let fd, let result, let hasSidecar, let hasMark) = verified else {
             if case .done(let result) = verified { done(.success(result)) }
             return
         }
         guard options.syncBeforeRename else {
-            return done(Result { try commit(result, hasSidecar: hasSidecar) })
+            return done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
         engine.diskSync.sync(fd) { [self] flushed in
             guard flushed else {
                 return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))
             }
-            done(Result { try commit(result, hasSidecar: hasSidecar) })
+            done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
     }
 }

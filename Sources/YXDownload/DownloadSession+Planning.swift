@@ -35,17 +35,24 @@ extension DownloadSession {
             return false
         }
         let sidecarExists = Self.exists(metaPath)
-        let saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil
+        var saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil
         let fd = try openPart(flags: O_RDWR | O_CREAT | O_CLOEXEC, allowingExisting: false)
         var info = stat()
         fstat(fd, &info)
         let size = Int64(info.st_size)
-        // A `.part` with bytes but without a sidecar: an earlier run may have died while writing the
-        // sidecar's first version; its temporary file goes (a fresh download never pays this call).
-        if size > 0 && !sidecarExists { unlink(metaPath + ".tmp") }
+        var mark: String?
+        if size > 0 && !sidecarExists {
+            // A `.part` with bytes but without a sidecar: one stream keeps its state in a mark on the file.
+            // An earlier run may also have died while writing a sidecar's first version; its temporary
+            // file goes (a fresh download never pays these calls).
+            mark = ResumeMark.read(from: fd)
+            saved = mark.flatMap { ResumeMark.state(from: $0, url: redactedURL) }
+            unlink(metaPath + ".tmp")
+        }
 
         return state.withLock { s -> Bool in
             s.fd = fd
+            s.mark = mark
             s.hasSidecar = sidecarExists  // a stale one is replaced or removed too
             s.mayFindStaleTemporary = sidecarExists
             if var saved, saved.url == redactedURL, saved.validator != nil || saved.isComplete {

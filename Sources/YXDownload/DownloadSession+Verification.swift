@@ -14,14 +14,14 @@ extension DownloadSession {
     /// flush to disk and its rename.
     enum Verified: Sendable {
         case done(DownloadResult)
-        case awaitingCommit(fd: Int32, result: DownloadResult, hasSidecar: Bool)
+        case awaitingCommit(fd: Int32, result: DownloadResult, hasSidecar: Bool, hasMark: Bool)
     }
 
     /// Verifies the `.part`: its length against what the server announced, its checksum against the
     /// one given. Its bytes must reach the disk (`DiskSync`) before `commit` renames it.
     func verify() throws(DownloadError) -> Verified {
-        let (plan, fd, resume, resumedFrom, received, hasSidecar) = state.withLock { s in
-            (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar)
+        let (plan, fd, resume, resumedFrom, received, hasSidecar, hasMark) = state.withLock { s in
+            (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar, s.mark != nil)
         }
         if plan == .skip {
             var info = stat()
@@ -58,6 +58,6 @@ extension DownloadSession {
         let result = DownloadResult(
             outcome: plan == .finalizeOnly ? .finalizedPart : .downloaded, url: redactedURL, file: finalFile,
             bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])
-        return .awaitingCommit(fd: fd, result: result, hasSidecar: hasSidecar)
+        return .awaitingCommit(fd: fd, result: result, hasSidecar: hasSidecar, hasMark: hasMark)
     }
 }

@@ -16,7 +16,7 @@ import Darwin
 /// - `DownloadSession+Planning.swift`: the disk and the probe decide what to fetch, and the requests;
 /// - `DownloadSession+ResponseChecks.swift`: a response is checked before any byte of it is written;
 /// - `DownloadSession+PartFile.swift`: the bytes go into the `.part` (and a bad one is removed);
-/// - `DownloadSession+Sidecar.swift`: the resume sidecar `NAME.part.meta`;
+/// - `DownloadSession+Sidecar.swift`: the resume state: a mark on the `.part`, or the sidecar `NAME.part.meta`;
 /// - `DownloadSession+Verification.swift`: the length and the checksum (hashing) of the whole `.part`;
 /// - `DownloadSession+Commit.swift`: the flush to disk and the rename to the final name.
 ///
@@ -61,8 +61,10 @@ final class DownloadSession: @unchecked Sendable {
         var lastPersist = DispatchTime.now().uptimeNanoseconds
         /// Whether `NAME.part.meta` exists (loaded from an earlier run, or written by this one).
         var hasSidecar = false
-        /// Whether this attempt tried to write the sidecar (its temporary file may be left by a failure).
-        var wroteSidecar = false
+        /// The resume mark on the `.part` (see ``ResumeMark``), as this session last set or found it.
+        var mark: String?
+        /// Setting a mark failed (a file system without extended attributes): the sidecar instead.
+        var markRefused = false
         /// The sidecar existed when this session began: an earlier process, killed while it rewrote it,
         /// may have left `NAME.part.meta.tmp`, which the commit removes. (This process never leaves one:
         /// a failed write removes its own.)

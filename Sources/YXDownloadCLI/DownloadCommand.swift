@@ -34,10 +34,10 @@ struct DownloadCommand: ParsableCommand {
             list) and nothing is downloaded. Two downloads that would write the same file get NAME, \
             NAME.1, NAME.2, ...
 
-            Partial files: data goes to NAME.part (with a small NAME.part.meta) in the output folder, and \
-            becomes NAME only when complete and verified. After a failure, Ctrl-C or a crash, run the same \
-            command again: each .part resumes where it stopped. An existing NAME is skipped (--overwrite \
-            replaces it).
+            Partial files: data goes to NAME.part in the output folder (what resuming needs is kept on \
+            it, or with -x in a small NAME.part.meta), and becomes NAME only when complete and verified. \
+            After a failure, Ctrl-C or a crash, run the same command again: each .part resumes where it \
+            stopped. An existing NAME is skipped (--overwrite replaces it).
 
             Output: progress bars on a terminal, one line per file otherwise, JSON lines with --json; a \
             summary on standard error. -v logs each request, retry, resume and rename on standard error; \

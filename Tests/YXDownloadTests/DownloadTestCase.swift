@@ -84,6 +84,14 @@ class DownloadTestCase: XCTestCase {
         ((try? FileManager.default.contentsOfDirectory(atPath: (directory ?? self.directory).path)) ?? []).sorted()
     }
 
+    /// The resume mark (``ResumeMark``) of the file `name` in the test folder, if it has one.
+    func resumeMark(of name: String) -> String? {
+        let fd = open(directory.appendingPathComponent(name).path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return ResumeMark.read(from: fd)
+    }
+
     func sha256(of url: URL) throws -> String {
         try MultiHasher.digests(ofFileAt: url.path, algorithms: [.sha256])[.sha256] ?? ""
     }

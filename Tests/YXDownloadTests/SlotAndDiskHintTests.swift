@@ -86,7 +86,8 @@ final class SlotAndDiskHintTests: DownloadTestCase {
         var noRetry = fastOptions(retries: 0)
         noRetry.computeSHA256 = false
         _ = downloadError(await run(makeJob("/r.bin", options: noRetry)))
-        XCTAssertEqual(files(), ["r.bin.part", "r.bin.part.meta"])
+        XCTAssertEqual(files(), ["r.bin.part"])
+        XCTAssertNotNil(resumeMark(of: "r.bin.part"))
 
         server.serve("/r.bin", Resource(.generated(size: size, seed: 5), etag: "v1"))
         let result = try await run(freshJob("/r.bin", file: "r.bin")).get()
