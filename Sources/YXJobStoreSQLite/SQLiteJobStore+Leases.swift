@@ -254,9 +254,7 @@ extension SQLiteJobStore {
             }
             // The time is bound last, by number, after the values that come first in the text.
             let now = "?\(binds.count + 1)"
-            let rows = try await withWriter { connection in
-                try await connection.rows(
-                    """
+            let sql = chunk.count == 1 ? Self.completeOne : """
                     WITH v(id, attempt, owner, state, message, delay, failed, has_progress, progress, units_done,
                         units_total, result) AS (VALUES \(values))
                     UPDATE jobs SET
@@ -275,9 +273,9 @@ extension SQLiteJobStore {
                     WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.owner = v.owner AND jobs.state = 'running'
                     RETURNING jobs.id AS id, jobs.attempt AS attempt, jobs.state AS state,
                         jobs.has_dependents AS has_dependents
-                    """,
-                    binds + [SQLiteData(SQLiteTime.now)]
-                )
+                    """
+            let rows = try await withWriter { connection in
+                try await connection.rows(sql, binds + [SQLiteData(SQLiteTime.now)])
             }
             let byID = Dictionary(chunk.map { ($0.lease.id.rawValue, $0.lease) }, uniquingKeysWith: { first, _ in first })
             for row in rows {
@@ -302,6 +300,26 @@ extension SQLiteJobStore {
         changes.signal()
         return completions.map(\.lease).filter { !accepted.contains($0) }
     }
+
+    /// The outcome of one job: what the `VALUES` form above does for many, with the row's values bound
+    /// by number in the same order (and the time as `?13`). SQLite compiles every statement anew
+    /// (sqlite-nio keeps no prepared statements), and this one compiles in a quarter of the time of the
+    /// general form (43 against 176 µs here): an unbatched worker records one outcome per statement.
+    static let completeOne = """
+        UPDATE jobs SET
+            state = CASE WHEN ?4 = 'available' AND cancel_requested THEN 'canceled' ELSE ?4 END,
+            finished_at = CASE WHEN ?4 <> 'available' OR cancel_requested THEN ?13 ELSE NULL END,
+            run_at = CASE WHEN ?4 = 'available' THEN ?13 + ?6 ELSE run_at END,
+            message = COALESCE(?5, message),
+            failures = failures + ?7,
+            owner = NULL, lease_until = NULL,
+            progress = CASE WHEN ?8 THEN ?9 ELSE progress END,
+            units_done = CASE WHEN ?8 THEN ?10 ELSE units_done END,
+            units_total = CASE WHEN ?8 THEN ?11 ELSE units_total END,
+            result = CASE WHEN ?4 = 'succeeded' THEN ?12 ELSE result END
+        WHERE id = ?1 AND attempt = ?2 AND owner = ?3 AND state = 'running'
+        RETURNING id, attempt, state, has_dependents
+        """
 
     // MARK: - Recovery and dependencies
 
