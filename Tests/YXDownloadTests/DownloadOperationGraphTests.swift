@@ -105,8 +105,7 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         server.serve("/q.bin", Resource(.generated(size: size, seed: 34), etag: "v1", failures: [.dropAfter(bytes: 200_000)]))
         let dropped = downloadError(await run(makeJob("/q.bin", options: quickOptions(retries: 0))))
         XCTAssertEqual(dropped?.kind, .partialBody)
-        XCTAssertEqual(files(), ["q.bin.part"], "one stream keeps its resume state on the .part")
-        XCTAssertNotNil(resumeMark(of: "q.bin.part"))
+        assertResumableOneStream("q.bin")
 
         // The next run resumes it, with one operation.
         server.serve("/q.bin", Resource(.generated(size: size, seed: 34), etag: "v1"))

@@ -84,6 +84,30 @@ class DownloadTestCase: XCTestCase {
         ((try? FileManager.default.contentsOfDirectory(atPath: (directory ?? self.directory).path)) ?? []).sorted()
     }
 
+    /// Whether the test folder's file system keeps extended attributes, so one stream's resume state is
+    /// a mark on its `.part` (else it is the sidecar `NAME.part.meta`).
+    var folderKeepsMarks: Bool {
+        let probe = directory.appendingPathComponent(".mark-probe")
+        let fd = open(probe.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        defer {
+            close(fd)
+            unlink(probe.path)
+        }
+        return ResumeMark.write("probe", to: fd)
+    }
+
+    /// What a stopped one-stream download leaves for `name`: the `.part` with its mark, or with a sidecar
+    /// where the file system keeps no extended attributes.
+    func assertResumableOneStream(_ name: String, file: StaticString = #filePath, line: UInt = #line) {
+        if folderKeepsMarks {
+            XCTAssertEqual(files(), [name + ".part"], "one stream keeps its resume state on the .part", file: file, line: line)
+            XCTAssertNotNil(resumeMark(of: name + ".part"), file: file, line: line)
+        } else {
+            XCTAssertEqual(files(), [name + ".part", name + ".part.meta"], file: file, line: line)
+        }
+    }
+
     /// The resume mark (``ResumeMark``) of the file `name` in the test folder, if it has one.
     func resumeMark(of name: String) -> String? {
         let fd = open(directory.appendingPathComponent(name).path, O_RDONLY | O_CLOEXEC)
