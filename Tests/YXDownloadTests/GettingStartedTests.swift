@@ -85,7 +85,7 @@ final class GettingStartedTests: XCTestCase {
 
         let resumable = downloader.start(iso, to: downloads.appendingPathComponent("resumed.iso"))
         try await Task.sleep(for: .milliseconds(500))
-        resumable.cancel()                             // resumed.iso.part and resumed.iso.part.meta stay
+        resumable.cancel()                             // resumed.iso.part stays
         _ = try? await resumable.value
 
         let resumed = try await downloader.download(iso, to: downloads.appendingPathComponent("resumed.iso"))
