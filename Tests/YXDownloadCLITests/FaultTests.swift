@@ -31,14 +31,42 @@ final class FaultTests: CLITestCase {
     /// Mounts a tmpfs of `size` (e.g. "6m") at `work/relative`; skips the test where that is not allowed.
     @discardableResult
     private func mountTmpfs(_ relative: String, size: String, readOnly: Bool = false) async throws -> URL {
-        try XCTSkipUnless(getuid() == 0, "mounting a small tmpfs needs root (CI runs the suite as root)")
+        try await mount("tmpfs", at: relative, options: "size=\(size),mode=0755" + (readOnly ? ",ro" : ""))
+    }
+
+    /// Mounts a file system of `type` at `work/relative`; skips the test where that is not allowed.
+    private func mount(_ type: String, at relative: String, options: String) async throws -> URL {
+        try XCTSkipUnless(getuid() == 0, "mounting a small \(type) needs root (CI runs the suite as root)")
         let folder = work.appendingPathComponent(relative, isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let options = "size=\(size),mode=0755" + (readOnly ? ",ro" : "")
-        let mounted = try await tool("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", folder.path])
-        try XCTSkipUnless(mounted.status == 0, "mount -t tmpfs is not allowed here: \(mounted.stderr)")
+        let mounted = try await tool("/bin/mount", ["-t", type, "-o", options, type, folder.path])
+        try XCTSkipUnless(mounted.status == 0, "mount -t \(type) is not allowed here: \(mounted.stderr)")
         mounts.append(folder)
         return folder
+    }
+
+    /// ramfs keeps no `user.` extended attributes: one stream's resume state goes to the sidecar there,
+    /// and a rerun resumes from it.
+    func testWithoutExtendedAttributesAStoppedDownloadKeepsASidecarAndResumes() async throws {
+        _ = try await mount("ramfs", at: "plain", options: "mode=0755")
+        let size: Int64 = 3 << 20
+        server.serve(
+            "/big.bin",
+            Resource(.generated(size: size, seed: 9), etag: "\"9\"", failures: [.dropAfter(bytes: 1 << 20)]))
+        try writeList("\(server.url("/big.bin"))\n")
+
+        let first = try await yxdownload("urls.txt", "-d", "plain", "--retries", "0")
+        XCTAssertEqual(first.status, 1, first.stderr)
+        XCTAssertEqual(files(in: "plain"), ["big.bin.part", "big.bin.part.meta"])
+
+        server.resetCounters()
+        let rerun = try await yxdownload("urls.txt", "-d", "plain")
+        XCTAssertEqual(rerun.status, 0, rerun.stderr)
+        XCTAssertTrue(holdsGenerated("plain/big.bin", size: size, seed: 9))
+        XCTAssertEqual(files(in: "plain"), ["big.bin"])
+        let range = server.requests(to: "/big.bin").first?.header("Range")
+        XCTAssertNotNil(range, "the rerun resumed the .part")
+        XCTAssertNotEqual(range, "bytes=0-")
     }
 
     /// Fail lines on standard error, by file.
