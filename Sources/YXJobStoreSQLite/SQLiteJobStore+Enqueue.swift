@@ -1,17 +1,17 @@
 import Foundation
-import SQLiteNIO
+import GRDB
 import YXJobStore
 
 extension SQLiteJobStore {
     public func enqueue(_ requests: [JobRequest]) async throws -> [EnqueueResult] {
         guard !requests.isEmpty else { return [] }
         try JobRequest.validate(requests)
-        let results = try await transaction(durable: configuration.durableEnqueue) { connection in
+        let results = try await transaction(durable: configuration.durableEnqueue) { db in
             let now = SQLiteTime.now
             var results: [EnqueueResult] = []
             results.reserveCapacity(requests.count)
             for request in requests {
-                results.append(try await Self.insert(request, now: now, connection))
+                results.append(try Self.insert(request, now: now, db))
             }
             return results
         }
@@ -19,7 +19,7 @@ extension SQLiteJobStore {
         return results
     }
 
-    private static func insert(_ request: JobRequest, now: Int64, _ connection: SQLiteConnection) async throws
+    private static func insert(_ request: JobRequest, now: Int64, _ db: Database) throws
         -> EnqueueResult
     {
         let options = request.options
@@ -28,7 +28,7 @@ extension SQLiteJobStore {
         var message: String?
         var finishedAt: Int64?
         if !dependencies.isEmpty {
-            let rows = try await connection.rows(
+            let rows = try db.rows(
                 "SELECT id, state FROM jobs WHERE id IN (\(placeholders(dependencies.count)))",
                 dependencies.map { SQLiteData($0.rawValue) }
             )
@@ -62,7 +62,7 @@ extension SQLiteJobStore {
             SQLiteData(optional: options.uniqueKey),
             SQLiteData(optional: message),
         ]
-        let inserted = try await connection.rows(
+        let inserted = try db.rows(
             """
             INSERT INTO jobs (name, payload, state, concurrency_key, priority, run_at, created_at, finished_at,
                 max_attempts, retry_initial_ms, retry_max_ms, retry_jitter, retry_max_after_ms, retry_scope, timeout_ms,
@@ -71,17 +71,18 @@ extension SQLiteJobStore {
             ON CONFLICT DO NOTHING
             RETURNING id
             """,
-            binds
+            binds,
+            prepared: true
         )
         if let row = inserted.first {
             let id = try row.int64("id")
             if !dependencies.isEmpty {
                 let values = Array(repeating: "(?, ?)", count: dependencies.count).joined(separator: ", ")
-                _ = try await connection.rows(
+                _ = try db.rows(
                     "INSERT INTO job_dependencies (job_id, depends_on) VALUES \(values)",
                     dependencies.flatMap { [SQLiteData(id), SQLiteData($0.rawValue)] }
                 )
-                _ = try await connection.rows(
+                _ = try db.rows(
                     "UPDATE jobs SET has_dependents = 1 WHERE has_dependents = 0 AND id IN (\(placeholders(dependencies.count)))",
                     dependencies.map { SQLiteData($0.rawValue) }
                 )
@@ -92,7 +93,7 @@ extension SQLiteJobStore {
         guard let key = options.uniqueKey else {
             throw JobStoreError.invalidResponse("an insert without unique key was refused")
         }
-        let existing = try await connection.rows(
+        let existing = try db.rows(
             "SELECT id FROM jobs WHERE unique_key = ? AND state IN ('waiting', 'available', 'running')",
             [SQLiteData(key)]
         )

@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteNIO
+import GRDB
 import YXJobStore
 
 extension SQLiteJobStore {
@@ -14,24 +14,23 @@ extension SQLiteJobStore {
         guard request.limit > 0 else { return [] }
         if case .only(let names) = request.names, names.isEmpty { return [] }
         let limited = try await mayHaveLimits()
-        let rows: [SQLiteRow]
+        let jobs: [ClaimedJob]
         if limited {
-            rows = try await transaction { connection in
+            jobs = try await transaction { db in
                 let now = SQLiteTime.now
-                let keys = try await Self.limitedKeysWithRoom(request.names, now: now, connection)
-                return try await connection.rows(
-                    Self.claimStatement(request, now: now, limitedKeys: keys).sql,
-                    Self.claimStatement(request, now: now, limitedKeys: keys).binds
-                )
+                let keys = try Self.limitedKeysWithRoom(request.names, now: now, db)
+                let statement = Self.claimStatement(request, now: now, limitedKeys: keys)
+                return try db.rows(statement.sql, statement.binds).map { try ClaimedJob(row: $0, owner: request.owner) }
             }
         } else {
-            // One statement: SQLite takes the write lock when it starts, so no BEGIN is needed.
-            rows = try await withWriter { connection in
+            // One statement: SQLite takes the write lock when it starts, so no BEGIN is needed. Its text
+            // depends only on the names asked for, which a worker keeps: compiled once, then reused.
+            jobs = try await withWriter { db in
                 let statement = Self.claimStatement(request, now: SQLiteTime.now, limitedKeys: [])
-                return try await connection.rows(statement.sql, statement.binds)
+                return try db.rows(statement.sql, statement.binds, prepared: true)
+                    .map { try ClaimedJob(row: $0, owner: request.owner) }
             }
         }
-        let jobs = try rows.map { try ClaimedJob(row: $0, owner: request.owner) }
         return jobs.sorted { ($0.priority, $1.readyAt, $1.id) > ($1.priority, $0.readyAt, $0.id) }
     }
 
@@ -39,10 +38,10 @@ extension SQLiteJobStore {
     private static func limitedKeysWithRoom(
         _ names: JobNameFilter,
         now: Int64,
-        _ connection: SQLiteConnection
-    ) async throws -> [(key: String, room: Int)] {
+        _ db: Database
+    ) throws -> [(key: String, room: Int)] {
         let filter = nameCondition(names, column: "a.name")
-        let rows = try await connection.rows(
+        let rows = try db.rows(
             """
             SELECT key, room FROM (
                 SELECT l.key AS key, l.max_running - (
@@ -73,8 +72,7 @@ extension SQLiteJobStore {
         limitedKeys: [(key: String, room: Int)]
     ) -> (sql: String, binds: [SQLiteData]) {
         if limitedKeys.isEmpty, case .only(let names) = request.names, names.count == 1 {
-            // The common claim, in its shortest form: SQLite compiles every statement anew (sqlite-nio keeps
-            // no prepared statements), and this one compiles in two thirds of the time of the general form.
+            // The common claim, in its shortest form (the general one below walks a list of names).
             return (
                 """
                 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?, lease_until = ?, started_at = ?,
@@ -174,8 +172,9 @@ extension SQLiteJobStore {
                     SQLiteData(optional: beat.progress?.completedUnits), SQLiteData(optional: beat.progress?.totalUnits),
                 ]
             }
-            let rows = try await withWriter { connection in
-                try await connection.rows(
+            let leaseUntil = SQLiteData(SQLiteTime.now + SQLiteTime.micros(leaseDuration))
+            let found = try await withWriter { [binds] db in
+                try db.rows(
                     """
                     WITH v(id, attempt, owner, has_progress, progress, units_done, units_total) AS (VALUES \(values))
                     UPDATE jobs SET lease_until = ?,
@@ -186,11 +185,12 @@ extension SQLiteJobStore {
                     WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.owner = v.owner AND jobs.state = 'running'
                     RETURNING jobs.id AS id, jobs.cancel_requested AS cancel_requested
                     """,
-                    binds + [SQLiteData(SQLiteTime.now + SQLiteTime.micros(leaseDuration))]
-                )
+                    binds + [leaseUntil],
+                    prepared: chunk.count == 1
+                ).map { (id: try $0.int64("id"), cancel: $0.bool("cancel_requested")) }
             }
-            for row in rows {
-                renewed[try row.int64("id")] = row.bool("cancel_requested")
+            for row in found {
+                renewed[row.id] = row.cancel
             }
         }
         return LeaseCheck(
@@ -204,20 +204,28 @@ extension SQLiteJobStore {
         try checkOpen()
         var check = LeaseCheck()
         for chunk in leases.chunked(500) {
-            let rows = try await reader.rows(
-                "SELECT id, attempt, owner, state, cancel_requested FROM jobs WHERE id IN (\(placeholders(chunk.count)))",
-                chunk.map { SQLiteData($0.id.rawValue) }
-            )
-            var found: [Int64: SQLiteRow] = [:]
-            for row in rows { found[try row.int64("id")] = row }
+            let found = try await withReader { db in
+                var found: [Int64: (state: StoredJobState, attempt: Int, owner: String?, cancel: Bool)] = [:]
+                let rows = try db.rows(
+                    "SELECT id, attempt, owner, state, cancel_requested FROM jobs WHERE id IN (\(placeholders(chunk.count)))",
+                    chunk.map { SQLiteData($0.id.rawValue) },
+                    prepared: chunk.count == 1
+                )
+                for row in rows {
+                    found[try row.int64("id")] = (
+                        try row.state(), try row.int("attempt"), row.optionalString("owner"), row.bool("cancel_requested")
+                    )
+                }
+                return found
+            }
             for lease in chunk {
-                guard let row = found[lease.id.rawValue], try row.state() == .running,
-                    try row.int("attempt") == lease.attempt, row.optionalString("owner") == lease.owner
+                guard let row = found[lease.id.rawValue], row.state == .running,
+                    row.attempt == lease.attempt, row.owner == lease.owner
                 else {
                     check.lost.append(lease)
                     continue
                 }
-                if row.bool("cancel_requested") { check.cancelRequested.append(lease.id) }
+                if row.cancel { check.cancelRequested.append(lease.id) }
             }
         }
         return check
@@ -274,15 +282,17 @@ extension SQLiteJobStore {
                     RETURNING jobs.id AS id, jobs.attempt AS attempt, jobs.state AS state,
                         jobs.has_dependents AS has_dependents
                     """
-            let rows = try await withWriter { connection in
-                try await connection.rows(sql, binds + [SQLiteData(SQLiteTime.now)])
+            let rows = try await withWriter { [binds] db in
+                try db.rows(sql, binds + [SQLiteData(SQLiteTime.now)], prepared: chunk.count == 1).map {
+                    (id: try $0.int64("id"), state: try $0.state(), hasDependents: $0.bool("has_dependents"))
+                }
             }
             let byID = Dictionary(chunk.map { ($0.lease.id.rawValue, $0.lease) }, uniquingKeysWith: { first, _ in first })
             for row in rows {
-                let id = try row.int64("id")
+                let id = row.id
                 if let lease = byID[id] { accepted.insert(lease) }
-                guard row.bool("has_dependents") else { continue }
-                switch try row.state() {
+                guard row.hasDependents else { continue }
+                switch row.state {
                 case .succeeded: succeededWithDependents.append(id)
                 case .failed, .canceled, .discarded: failedWithDependents.append(id)
                 default: break
@@ -291,10 +301,10 @@ extension SQLiteJobStore {
         }
         if !succeededWithDependents.isEmpty || !failedWithDependents.isEmpty {
             // A crash between the outcome and this leaves the dependents waiting until the next sweep.
-            try await transaction { connection in
+            try await transaction { [succeededWithDependents, failedWithDependents] db in
                 let now = SQLiteTime.now
-                try await Self.releaseDependents(of: succeededWithDependents, connection)
-                try await Self.cancelDependents(of: failedWithDependents, now: now, connection)
+                try Self.releaseDependents(of: succeededWithDependents, db)
+                try Self.cancelDependents(of: failedWithDependents, now: now, db)
             }
         }
         changes.signal()
@@ -302,9 +312,9 @@ extension SQLiteJobStore {
     }
 
     /// The outcome of one job: what the `VALUES` form above does for many, with the row's values bound
-    /// by number in the same order (and the time as `?13`). SQLite compiles every statement anew
-    /// (sqlite-nio keeps no prepared statements), and this one compiles in a quarter of the time of the
-    /// general form (43 against 176 µs here): an unbatched worker records one outcome per statement.
+    /// by number in the same order (and the time as `?13`). An unbatched worker records one outcome per
+    /// statement: this one is compiled once and reused, and it runs in a quarter of the time of the
+    /// general form.
     static let completeOne = """
         UPDATE jobs SET
             state = CASE WHEN ?4 = 'available' AND cancel_requested THEN 'canceled' ELSE ?4 END,
@@ -327,13 +337,16 @@ extension SQLiteJobStore {
         try checkOpen()
         let now = SQLiteTime.now
         // Read first: most looks find nothing, and a read takes no lock.
-        let due = try await reader.rows(
-            "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?) AS due",
-            [SQLiteData(now)]
-        )
-        guard due.first?.bool("due") == true else { return 0 }
-        let recovered = try await transaction { connection in
-            let rows = try await connection.rows(
+        let due = try await withReader { db in
+            try db.rows(
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND lease_until < ?) AS due",
+                [SQLiteData(now)],
+                prepared: true
+            ).first?.bool("due") == true
+        }
+        guard due else { return 0 }
+        let recovered = try await transaction { db in
+            let rows = try db.rows(
                 """
                 UPDATE jobs SET
                     state = CASE WHEN cancel_requested THEN 'canceled'
@@ -351,7 +364,7 @@ extension SQLiteJobStore {
             for row in rows where row.bool("has_dependents") {
                 if try row.state().isTerminal { ended.append(try row.int64("id")) }
             }
-            try await Self.cancelDependents(of: ended, now: now, connection)
+            try Self.cancelDependents(of: ended, now: now, db)
             return rows.count
         }
         if recovered > 0 { changes.signal() }
@@ -359,8 +372,8 @@ extension SQLiteJobStore {
     }
 
     public func resolveDependencies() async throws -> Int {
-        let changed = try await transaction { connection in
-            let released = try await connection.rows(
+        let changed = try await transaction { db in
+            let released = try db.rows(
                 """
                 UPDATE jobs SET state = 'available'
                 WHERE state = 'waiting' AND NOT EXISTS (
@@ -370,7 +383,7 @@ extension SQLiteJobStore {
                 RETURNING id
                 """
             )
-            let doomed = try await connection.rows(
+            let doomed = try db.rows(
                 """
                 SELECT DISTINCT d.depends_on AS id FROM jobs w
                 JOIN job_dependencies d ON d.job_id = w.id
@@ -378,10 +391,10 @@ extension SQLiteJobStore {
                 WHERE w.state = 'waiting' AND p.state IN ('failed', 'canceled', 'discarded')
                 """
             )
-            let canceled = try await Self.cancelDependents(
+            let canceled = try Self.cancelDependents(
                 of: try doomed.map { try $0.int64("id") },
                 now: SQLiteTime.now,
-                connection
+                db
             )
             return released.count + canceled
         }
@@ -391,10 +404,10 @@ extension SQLiteJobStore {
 
     /// Makes available the waiting dependents of `succeeded` whose prerequisites all succeeded.
     @discardableResult
-    static func releaseDependents(of succeeded: [Int64], _ connection: SQLiteConnection) async throws -> Int {
+    static func releaseDependents(of succeeded: [Int64], _ db: Database) throws -> Int {
         var count = 0
         for chunk in succeeded.chunked(500) {
-            let rows = try await connection.rows(
+            let rows = try db.rows(
                 """
                 UPDATE jobs SET state = 'available'
                 WHERE state = 'waiting'
@@ -415,10 +428,10 @@ extension SQLiteJobStore {
     /// Cancels the waiting jobs that depend, directly or through others, on jobs that ended without
     /// success.
     @discardableResult
-    static func cancelDependents(of ended: [Int64], now: Int64, _ connection: SQLiteConnection) async throws -> Int {
+    static func cancelDependents(of ended: [Int64], now: Int64, _ db: Database) throws -> Int {
         var count = 0
         for chunk in ended.chunked(500) {
-            let rows = try await connection.rows(
+            let rows = try db.rows(
                 """
                 WITH RECURSIVE doomed(id, root) AS (
                     SELECT job_id, depends_on FROM job_dependencies WHERE depends_on IN (\(placeholders(chunk.count)))
@@ -441,9 +454,9 @@ extension SQLiteJobStore {
     // MARK: - Cancel
 
     public func cancel(_ id: JobID, reason: String) async throws -> CancelResult {
-        let result = try await transaction { connection -> CancelResult in
+        let result = try await transaction { db -> CancelResult in
             let now = SQLiteTime.now
-            let rows = try await connection.rows(
+            let rows = try db.rows(
                 """
                 UPDATE jobs SET
                     state = CASE WHEN state = 'running' THEN 'running' ELSE 'canceled' END,
@@ -457,11 +470,11 @@ extension SQLiteJobStore {
             if let row = rows.first {
                 guard try row.state() == .canceled else { return .requested }
                 if row.bool("has_dependents") {
-                    try await Self.cancelDependents(of: [id.rawValue], now: now, connection)
+                    try Self.cancelDependents(of: [id.rawValue], now: now, db)
                 }
                 return .canceled
             }
-            let existing = try await connection.rows("SELECT state FROM jobs WHERE id = ?", [SQLiteData(id.rawValue)])
+            let existing = try db.rows("SELECT state FROM jobs WHERE id = ?", [SQLiteData(id.rawValue)])
             guard let row = existing.first else { return .notFound }
             return .alreadyFinished(try row.state())
         }

@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteNIO
+import GRDB
 import YXJobStore
 
 extension SQLiteJobStore {
@@ -12,12 +12,14 @@ extension SQLiteJobStore {
 
     public func job(_ id: JobID) async throws -> JobRecord? {
         try checkOpen()
-        let rows = try await reader.rows(
-            "SELECT \(Self.recordColumns) FROM jobs WHERE id = ?",
-            [SQLiteData(id.rawValue)]
-        )
-        guard let row = rows.first else { return nil }
-        return try await records([row]).first
+        return try await withReader { db in
+            let rows = try db.rows(
+                "SELECT \(Self.recordColumns) FROM jobs WHERE id = ?",
+                [SQLiteData(id.rawValue)],
+                prepared: true
+            )
+            return try Self.records(rows, db).first
+        }
     }
 
     public func jobs(_ query: JobQuery) async throws -> [JobRecord] {
@@ -40,20 +42,19 @@ extension SQLiteJobStore {
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         binds.append(SQLiteData(max(0, query.limit)))
-        let rows = try await reader.rows(
-            "SELECT \(Self.recordColumns) FROM jobs \(whereClause) ORDER BY id LIMIT ?",
-            binds
-        )
-        return try await records(rows)
+        return try await withReader { [binds] db in
+            let rows = try db.rows("SELECT \(Self.recordColumns) FROM jobs \(whereClause) ORDER BY id LIMIT ?", binds)
+            return try Self.records(rows, db)
+        }
     }
 
     /// Records from rows, with the dependencies of each.
-    private func records(_ rows: [SQLiteRow]) async throws -> [JobRecord] {
+    private static func records(_ rows: [SQLiteRow], _ db: Database) throws -> [JobRecord] {
         guard !rows.isEmpty else { return [] }
         let ids = try rows.map { try $0.int64("id") }
         var dependencies: [Int64: [JobID]] = [:]
         for chunk in ids.chunked(500) {
-            let dependencyRows = try await reader.rows(
+            let dependencyRows = try db.rows(
                 """
                 SELECT job_id, depends_on FROM job_dependencies WHERE job_id IN (\(placeholders(chunk.count)))
                 ORDER BY job_id, depends_on
@@ -72,74 +73,79 @@ extension SQLiteJobStore {
     public func status() async throws -> JobStoreStatus {
         try checkOpen()
         let now = SQLiteTime.now
-        let stateRows = try await reader.rows(
-            """
-            SELECT state, count(*) AS jobs, COALESCE(sum(units_done), 0) AS done, COALESCE(sum(units_total), 0) AS total
-            FROM jobs GROUP BY state
-            """
-        )
-        var byState: [StoredJobState: JobStoreStatus.StateSummary] = [:]
-        for row in stateRows {
-            let state = try row.state()
-            byState[state] = JobStoreStatus.StateSummary(
-                state: state,
-                jobs: try row.int("jobs"),
-                completedUnits: try row.int64("done"),
-                totalUnits: try row.int64("total")
+        return try await withReader { db in
+            let stateRows = try db.rows(
+                """
+                SELECT state, count(*) AS jobs, COALESCE(sum(units_done), 0) AS done, COALESCE(sum(units_total), 0) AS total
+                FROM jobs GROUP BY state
+                """
             )
-        }
-        let scheduledRows = try await reader.rows(
-            "SELECT count(*) AS n FROM jobs WHERE state = 'available' AND run_at > ?",
-            [SQLiteData(now)]
-        )
-        let runningRows = try await reader.rows(
-            """
-            SELECT id, name, attempt, owner, progress, units_done, units_total, started_at, lease_until, cancel_requested
-            FROM jobs WHERE state = 'running' ORDER BY owner, id
-            """
-        )
-        var workers: [JobStoreStatus.WorkerSummary] = []
-        for row in runningRows {
-            let owner = row.optionalString("owner") ?? "?"
-            let job = try JobStoreStatus.RunningJob(row: row)
-            if workers.last?.worker == owner {
-                workers[workers.count - 1].jobs.append(job)
-            } else {
-                workers.append(JobStoreStatus.WorkerSummary(worker: owner, jobs: [job]))
-            }
-        }
-        let limitRows = try await reader.rows(
-            """
-            SELECT l.key AS key, l.max_running AS max_running,
-                (SELECT count(*) FROM jobs r WHERE r.state = 'running' AND r.concurrency_key = l.key) AS running
-            FROM job_limits l ORDER BY l.key
-            """
-        )
-        return JobStoreStatus(
-            takenAt: SQLiteTime.date(now),
-            states: StoredJobState.allCases.map {
-                byState[$0] ?? JobStoreStatus.StateSummary(state: $0, jobs: 0, completedUnits: 0, totalUnits: 0)
-            },
-            scheduled: try scheduledRows.first?.int("n") ?? 0,
-            workers: workers,
-            limits: try limitRows.map {
-                JobStoreStatus.LimitSummary(
-                    key: try $0.string("key"),
-                    limit: try $0.int("max_running"),
-                    running: try $0.int("running")
+            var byState: [StoredJobState: JobStoreStatus.StateSummary] = [:]
+            for row in stateRows {
+                let state = try row.state()
+                byState[state] = JobStoreStatus.StateSummary(
+                    state: state,
+                    jobs: try row.int("jobs"),
+                    completedUnits: try row.int64("done"),
+                    totalUnits: try row.int64("total")
                 )
             }
-        )
+            let scheduledRows = try db.rows(
+                "SELECT count(*) AS n FROM jobs WHERE state = 'available' AND run_at > ?",
+                [SQLiteData(now)]
+            )
+            let runningRows = try db.rows(
+                """
+                SELECT id, name, attempt, owner, progress, units_done, units_total, started_at, lease_until, cancel_requested
+                FROM jobs WHERE state = 'running' ORDER BY owner, id
+                """
+            )
+            var workers: [JobStoreStatus.WorkerSummary] = []
+            for row in runningRows {
+                let owner = row.optionalString("owner") ?? "?"
+                let job = try JobStoreStatus.RunningJob(row: row)
+                if workers.last?.worker == owner {
+                    workers[workers.count - 1].jobs.append(job)
+                } else {
+                    workers.append(JobStoreStatus.WorkerSummary(worker: owner, jobs: [job]))
+                }
+            }
+            let limitRows = try db.rows(
+                """
+                SELECT l.key AS key, l.max_running AS max_running,
+                    (SELECT count(*) FROM jobs r WHERE r.state = 'running' AND r.concurrency_key = l.key) AS running
+                FROM job_limits l ORDER BY l.key
+                """
+            )
+            return JobStoreStatus(
+                takenAt: SQLiteTime.date(now),
+                states: StoredJobState.allCases.map {
+                    byState[$0] ?? JobStoreStatus.StateSummary(state: $0, jobs: 0, completedUnits: 0, totalUnits: 0)
+                },
+                scheduled: try scheduledRows.first?.int("n") ?? 0,
+                workers: workers,
+                limits: try limitRows.map {
+                    JobStoreStatus.LimitSummary(
+                        key: try $0.string("key"),
+                        limit: try $0.int("max_running"),
+                        running: try $0.int("running")
+                    )
+                }
+            )
+        }
     }
 
     public func delayUntilNextJob(names: JobNameFilter) async throws -> Duration? {
         try checkOpen()
         let filter = Self.nameCondition(names, column: "name")
-        let rows = try await reader.rows(
-            "SELECT min(run_at) AS next FROM jobs WHERE state = 'available' AND \(filter.sql)",
-            filter.binds
-        )
-        guard let next = rows.first?.optionalInt64("next") else { return nil }
+        let next = try await withReader { db in
+            try db.rows(
+                "SELECT min(run_at) AS next FROM jobs WHERE state = 'available' AND \(filter.sql)",
+                filter.binds,
+                prepared: true
+            ).first?.optionalInt64("next")
+        }
+        guard let next else { return nil }
         return .microseconds(max(0, next - SQLiteTime.now))
     }
 
@@ -147,8 +153,8 @@ extension SQLiteJobStore {
         guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
         if let limit {
             guard limit >= 0 else { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
-            _ = try await withWriter { connection in
-                try await connection.rows(
+            try await withWriter { db in
+                try db.run(
                     """
                     INSERT INTO job_limits (key, max_running) VALUES (?, ?)
                     ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
@@ -157,8 +163,8 @@ extension SQLiteJobStore {
                 )
             }
         } else {
-            _ = try await withWriter { connection in
-                try await connection.rows("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
+            try await withWriter { db in
+                try db.run("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
             }
         }
         forgetLimitsCache()
@@ -167,18 +173,19 @@ extension SQLiteJobStore {
 
     public func concurrencyLimits() async throws -> [String: Int] {
         try checkOpen()
-        let rows = try await reader.rows("SELECT key, max_running FROM job_limits")
-        var limits: [String: Int] = [:]
-        for row in rows {
-            limits[try row.string("key")] = try row.int("max_running")
+        return try await withReader { db in
+            var limits: [String: Int] = [:]
+            for row in try db.rows("SELECT key, max_running FROM job_limits") {
+                limits[try row.string("key")] = try row.int("max_running")
+            }
+            return limits
         }
-        return limits
     }
 
     public func pruneFinishedJobs(before date: Date) async throws -> Int {
-        try await transaction { connection in
+        try await transaction { db in
             // A finished job that a waiting job still depends on stays: its state decides the waiting one.
-            let rows = try await connection.rows(
+            let rows = try db.rows(
                 """
                 DELETE FROM jobs
                 WHERE finished_at IS NOT NULL AND finished_at < ?
@@ -191,7 +198,7 @@ extension SQLiteJobStore {
                 """,
                 [SQLiteData(SQLiteTime.micros(date))]
             )
-            _ = try await connection.rows(
+            _ = try db.rows(
                 """
                 DELETE FROM job_dependencies
                 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_dependencies.job_id)

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SQLiteNIO
+import GRDB
 import YXJobStore
 import YXQueue
 
@@ -49,13 +49,13 @@ public final class SQLiteJobStore: JobStore {
     public let path: String
     let configuration: Configuration
     let logger: Logger
-    let writer: SQLiteConnection
-    let reader: SQLiteConnection
-    let writeLock = AsyncLock()
+    /// The connection every write goes through, one at a time (GRDB runs its work on one serial queue).
+    let writer: DatabaseQueue
+    /// A read-only connection: reads see the last commit and never wait for the writer.
+    let reader: DatabaseQueue
     let changes = ChangeSignal()
     /// Whether the store has limits, read at most once a second.
     let limitsPresence = LimitsPresence()
-    private let threadPool: NIOThreadPool
     private let poller = Locked<Task<Void, Never>?>(nil)
     private let state = Locked(State())
 
@@ -67,14 +67,12 @@ public final class SQLiteJobStore: JobStore {
         path: String,
         configuration: Configuration,
         logger: Logger,
-        threadPool: NIOThreadPool,
-        writer: SQLiteConnection,
-        reader: SQLiteConnection
+        writer: DatabaseQueue,
+        reader: DatabaseQueue
     ) {
         self.path = path
         self.configuration = configuration
         self.logger = logger
-        self.threadPool = threadPool
         self.writer = writer
         self.reader = reader
     }
@@ -91,47 +89,34 @@ public final class SQLiteJobStore: JobStore {
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "yxjobstore.sqlite")
     ) async throws -> SQLiteJobStore {
-        // Our own threads: a write that waits for another process's lock must not hold a shared pool's.
-        let threadPool = NIOThreadPool(numberOfThreads: 2)
-        threadPool.start()
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
-        var opened: [SQLiteConnection] = []
+        // Each connection runs its work on a serial queue of its own: a write that waits for another
+        // process's lock holds that queue, not a thread of Swift's cooperative pool.
+        var settings = GRDB.Configuration()
+        settings.busyMode = .timeout(max(0.001, Double(configuration.busyTimeout.milliseconds) / 1000))
+        settings.label = "yxjobstore.sqlite.writer"
+        settings.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let writer = try DatabaseQueue(path: path, configuration: settings)
         do {
-            let writer = try await SQLiteConnection.open(
-                storage: .file(path: path),
-                threadPool: threadPool,
-                logger: logger,
-                on: eventLoop
-            )
-            opened.append(writer)
-            let busy = max(1, configuration.busyTimeout.milliseconds)
-            _ = try await writer.rows("PRAGMA busy_timeout = \(busy)")
-            _ = try await writer.rows("PRAGMA journal_mode = WAL")
-            _ = try await writer.rows("PRAGMA synchronous = NORMAL")
-            try await SQLiteSchema.migrate(writer)
-            let reader = try await SQLiteConnection.open(
-                storage: .file(path: path),
-                threadPool: threadPool,
-                logger: logger,
-                on: eventLoop
-            )
-            opened.append(reader)
-            _ = try await reader.rows("PRAGMA busy_timeout = \(busy)")
+            try await writer.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }
+            var readerSettings = GRDB.Configuration()
+            readerSettings.busyMode = settings.busyMode
+            readerSettings.readonly = true
+            readerSettings.label = "yxjobstore.sqlite.reader"
+            let reader = try DatabaseQueue(path: path, configuration: readerSettings)
             let store = SQLiteJobStore(
                 path: path,
                 configuration: configuration,
                 logger: logger,
-                threadPool: threadPool,
                 writer: writer,
                 reader: reader
             )
             store.startPoller()
             return store
         } catch {
-            for connection in opened {
-                try? await connection.close()
-            }
-            try? await threadPool.shutdownGracefully()
+            try? writer.close()
             throw error
         }
     }
@@ -145,11 +130,9 @@ public final class SQLiteJobStore: JobStore {
         let task = poller.withLock { $0 }
         task?.cancel()
         await task?.value
-        try await writeLock.withLock {
-            try await writer.close()
-        }
-        try await reader.close()
-        try await threadPool.shutdownGracefully()
+        // Closing runs on each connection's queue, after the work already given to it.
+        try writer.close()
+        try reader.close()
         changes.signal()
     }
 
@@ -159,31 +142,38 @@ public final class SQLiteJobStore: JobStore {
 
     // MARK: - Transactions
 
-    /// Runs `body` on the writer connection, alone among this store's writes.
-    func withWriter<T: Sendable>(_ body: (SQLiteConnection) async throws -> T) async throws -> T {
+    /// Runs `body` on the writer connection, alone among this store's writes, outside a transaction (a
+    /// single statement is its own).
+    func withWriter<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         try checkOpen()
-        return try await writeLock.withLock {
-            try checkOpen()
-            return try await body(writer)
-        }
+        return try await writer.writeWithoutTransaction(body)
     }
 
-    /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection.
-    func transaction<T: Sendable>(durable: Bool = false, _ body: (SQLiteConnection) async throws -> T) async throws -> T {
-        try await withWriter { connection in
-            if durable { _ = try await connection.rows("PRAGMA synchronous = FULL") }
-            _ = try await connection.rows("BEGIN IMMEDIATE")
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection; with `durable`, its commit
+    /// is synced to disk before this returns.
+    func transaction<T: Sendable>(
+        durable: Bool = false,
+        _ body: @Sendable (Database) throws -> T
+    ) async throws -> T {
+        try await withWriter { db in
+            if durable { try db.run("PRAGMA synchronous = FULL") }
+            defer { if durable { try? db.run("PRAGMA synchronous = NORMAL") } }
+            try db.run("BEGIN IMMEDIATE")
             do {
-                let result = try await body(connection)
-                _ = try await connection.rows("COMMIT")
-                if durable { _ = try? await connection.rows("PRAGMA synchronous = NORMAL") }
+                let result = try body(db)
+                try db.run("COMMIT")
                 return result
             } catch {
-                _ = try? await connection.rows("ROLLBACK")
-                if durable { _ = try? await connection.rows("PRAGMA synchronous = NORMAL") }
+                try? db.run("ROLLBACK")
                 throw error
             }
         }
+    }
+
+    /// Runs `body` on the read-only connection.
+    func withReader<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try checkOpen()
+        return try await reader.unsafeRead(body)
     }
 
     // MARK: - Limits cache
@@ -193,8 +183,10 @@ public final class SQLiteJobStore: JobStore {
     /// "no limits" only delays limited jobs by that second.
     func mayHaveLimits() async throws -> Bool {
         try await limitsPresence.value {
-            let rows = try await reader.rows("SELECT EXISTS (SELECT 1 FROM job_limits) AS present")
-            return rows.first?.bool("present") ?? true
+            try await self.withReader { db in
+                let rows = try db.rows("SELECT EXISTS (SELECT 1 FROM job_limits) AS present", prepared: true)
+                return rows.first?.bool("present") ?? true
+            }
         }
     }
 
@@ -214,15 +206,17 @@ public final class SQLiteJobStore: JobStore {
     /// when another connection (this process's writer, or another process) committed.
     private func startPoller() {
         let task = Task { [changes, reader, configuration] in
-            var lastVersion: Int?
+            let dataVersion = { @Sendable (db: Database) throws -> Int64? in
+                try db.rows("PRAGMA data_version", prepared: true).first?.optionalInt64("data_version")
+            }
+            var lastVersion: Int64?
             while !Task.isCancelled {
                 if !changes.hasWaiters {
                     await changes.waitForWaiters()
                     continue
                 }
                 do {
-                    let rows = try await reader.rows("PRAGMA data_version")
-                    let version = rows.first?.column("data_version")?.integer
+                    let version = try await reader.unsafeRead(dataVersion)
                     if let version, let lastVersion, version != lastVersion {
                         changes.signal()
                     }

@@ -1,4 +1,4 @@
-import SQLiteNIO
+import GRDB
 import YXJobStore
 
 /// The versioned schema of the SQLite store: each migration moves the database one version up, in a
@@ -83,30 +83,28 @@ enum SQLiteSchema {
     /// Brings the database to ``latestVersion``; creates it when empty.
     ///
     /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library.
-    static func migrate(_ connection: SQLiteConnection) async throws {
-        _ = try await connection.rows(
-            "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID"
-        )
-        _ = try await connection.rows("BEGIN IMMEDIATE")
+    static func migrate(_ db: Database) throws {
+        try db.run("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
+        try db.run("BEGIN IMMEDIATE")
         do {
-            let rows = try await connection.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
+            let rows = try db.rows("SELECT value FROM store_meta WHERE key = 'schema_version'")
             let current = try rows.first?.int("value") ?? 0
             guard current <= latestVersion else {
                 throw JobStoreError.schemaTooNew(found: current, supported: latestVersion)
             }
             for version in (current + 1)..<(latestVersion + 1) {
                 for statement in migrations[version - 1] {
-                    _ = try await connection.rows(statement)
+                    try db.run(statement)
                 }
-                _ = try await connection.rows(
+                try db.run(
                     "INSERT INTO store_meta (key, value) VALUES ('schema_version', ?) "
                         + "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     [.integer(version)]
                 )
             }
-            _ = try await connection.rows("COMMIT")
+            try db.run("COMMIT")
         } catch {
-            _ = try? await connection.rows("ROLLBACK")
+            try? db.run("ROLLBACK")
             throw error
         }
     }

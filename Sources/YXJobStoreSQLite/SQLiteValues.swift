@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteNIO
+import GRDB
 import YXJobStore
 import YXQueue
 
@@ -21,21 +21,48 @@ enum SQLiteTime {
     static var now: Int64 { micros(Date()) }
 }
 
-extension SQLiteData {
+/// A value bound to a statement.
+package enum SQLiteData: Sendable, Equatable {
+    case integer(Int)
+    case float(Double)
+    case text(String)
+    case blob(Data)
+    case null
+
     init(_ value: Int) { self = .integer(value) }
     init(_ value: Int64) { self = .integer(Int(value)) }
     init(_ value: String) { self = .text(value) }
     init(_ value: Double) { self = .float(value) }
-    init(_ value: Data) { self = .blob(ByteBuffer(bytes: value)) }
+    init(_ value: Data) { self = .blob(value) }
     init(optional value: Int64?) { self = value.map { .integer(Int($0)) } ?? .null }
     init(optional value: String?) { self = value.map { .text($0) } ?? .null }
     init(optional value: Double?) { self = value.map { .float($0) } ?? .null }
+
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .integer(let value): Int64(value).databaseValue
+        case .float(let value): value.databaseValue
+        case .text(let value): value.databaseValue
+        case .blob(let value): value.databaseValue
+        case .null: .null
+        }
+    }
 }
 
-/// Reading columns by name, with errors instead of traps for what the database did not send.
-extension SQLiteRow: JobRow {
+/// A row a statement returned: its values, read by column name (as the statement spelled it), with
+/// errors instead of traps for what the database did not send.
+package struct SQLiteRow: JobRow, Sendable {
+    /// The index of each column name; the same dictionary for every row of a statement.
+    let columns: [String: Int]
+    let values: [DatabaseValue]
+
+    /// The value of a column, or nil when the row has no such column.
+    private func value(_ column: String) -> DatabaseValue? {
+        columns[column].map { values[$0] }
+    }
+
     package func int(_ column: String) throws -> Int {
-        guard let value = self.column(column)?.integer else {
+        guard let value = integer(column) else {
             throw JobStoreError.invalidResponse("column \(column) is missing or not an integer")
         }
         return value
@@ -43,48 +70,59 @@ extension SQLiteRow: JobRow {
 
     package func int64(_ column: String) throws -> Int64 { Int64(try int(column)) }
 
-    package func optionalInt64(_ column: String) -> Int64? {
-        guard let value = self.column(column), !value.isNull else { return nil }
-        return value.integer.map(Int64.init)
-    }
+    package func optionalInt64(_ column: String) -> Int64? { integer(column).map(Int64.init) }
 
     package func optionalDouble(_ column: String) -> Double? {
-        guard let value = self.column(column), !value.isNull else { return nil }
-        return value.double
+        switch value(column)?.storage {
+        case .double(let value): value
+        case .int64(let value): Double(value)
+        default: nil
+        }
     }
 
     /// A REAL column (an integer value is read as one: SQLite may store 0.0 as 0).
     package func double(_ column: String) throws -> Double {
-        guard let value = self.column(column), !value.isNull, let double = value.double else {
+        guard let double = optionalDouble(column) else {
             throw JobStoreError.invalidResponse("column \(column) is missing or not a number")
         }
         return double
     }
 
     package func string(_ column: String) throws -> String {
-        guard let value = self.column(column)?.string else {
+        guard let value = optionalString(column) else {
             throw JobStoreError.invalidResponse("column \(column) is missing or not text")
         }
         return value
     }
 
     package func optionalString(_ column: String) -> String? {
-        guard let value = self.column(column), !value.isNull else { return nil }
-        return value.string
+        switch value(column)?.storage {
+        case .string(let value): value
+        case .int64(let value): String(value)
+        default: nil
+        }
     }
 
-    package func data(_ column: String) -> Data {
-        guard let buffer = self.column(column)?.blob else { return Data() }
-        return Data(buffer.readableBytesView)
-    }
+    package func data(_ column: String) -> Data { optionalData(column) ?? Data() }
 
     package func optionalData(_ column: String) -> Data? {
-        guard let value = self.column(column), !value.isNull else { return nil }
-        return value.blob.map { Data($0.readableBytesView) } ?? Data()
+        switch value(column)?.storage {
+        case .blob(let value): value
+        case .string(let value): Data(value.utf8)
+        case .null, nil: nil
+        default: Data()
+        }
     }
 
-    package func bool(_ column: String) -> Bool {
-        (self.column(column)?.integer ?? 0) != 0
+    package func bool(_ column: String) -> Bool { (integer(column) ?? 0) != 0 }
+
+    /// An INTEGER column, or nil when missing or NULL.
+    private func integer(_ column: String) -> Int? {
+        switch value(column)?.storage {
+        case .int64(let value): Int(value)
+        case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: Int(value)
+        default: nil
+        }
     }
 
     package func date(_ column: String) throws -> Date { SQLiteTime.date(try int64(column)) }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import SQLiteNIO
+import GRDB
 import YXJobStore
 import YXJobStorePostgres
 import YXJobStoreSQLite
@@ -29,41 +29,43 @@ func openResults(_ location: String, schema: String?, logger: Logger) async thro
 }
 
 final class SQLiteResults: ResultsTable {
-    let connection: SQLiteConnection
+    let queue: DatabaseQueue
 
-    private init(connection: SQLiteConnection) {
-        self.connection = connection
+    private init(queue: DatabaseQueue) {
+        self.queue = queue
     }
 
     static func open(path: String, logger: Logger) async throws -> SQLiteResults {
-        let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        _ = try await connection.rows("PRAGMA busy_timeout = 30000")
-        _ = try await connection.rows(
-            "CREATE TABLE IF NOT EXISTS chaos_results (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, worker TEXT NOT NULL)"
-        )
-        return SQLiteResults(connection: connection)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try await queue.writeWithoutTransaction { db in
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS chaos_results (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL, worker TEXT NOT NULL)"
+            )
+        }
+        return SQLiteResults(queue: queue)
     }
 
     func record(job: JobID, attempt: Int, worker: String) async throws {
-        _ = try await connection.rows(
-            "INSERT INTO chaos_results (job_id, attempt, worker) VALUES (?, ?, ?)",
-            [.integer(Int(job.rawValue)), .integer(attempt), .text(worker)]
-        )
-    }
-
-    func all() async throws -> [Execution] {
-        let rows = try await connection.rows("SELECT job_id, attempt, worker FROM chaos_results ORDER BY job_id, attempt")
-        return rows.map {
-            Execution(
-                job: Int64($0.column("job_id")?.integer ?? 0),
-                attempt: $0.column("attempt")?.integer ?? 0,
-                worker: $0.column("worker")?.string ?? ""
+        try await queue.writeWithoutTransaction { db in
+            try db.execute(
+                sql: "INSERT INTO chaos_results (job_id, attempt, worker) VALUES (?, ?, ?)",
+                arguments: [job.rawValue, attempt, worker]
             )
         }
     }
 
+    func all() async throws -> [Execution] {
+        try await queue.unsafeRead { db in
+            try Row.fetchAll(db, sql: "SELECT job_id, attempt, worker FROM chaos_results ORDER BY job_id, attempt").map {
+                Execution(job: $0["job_id"], attempt: $0["attempt"], worker: $0["worker"])
+            }
+        }
+    }
+
     func close() async throws {
-        try await connection.close()
+        try queue.close()
     }
 }
 

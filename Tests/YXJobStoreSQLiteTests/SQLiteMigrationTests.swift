@@ -1,5 +1,5 @@
 import Foundation
-import SQLiteNIO
+import GRDB
 import XCTest
 import YXJobStore
 @testable import YXJobStoreSQLite
@@ -15,22 +15,24 @@ final class SQLiteMigrationTests: XCTestCase {
         let path = folder.appendingPathComponent("jobs.sqlite").path
 
         // The file as version 1 left it, with one job waiting.
-        let connection = try await SQLiteConnection.open(storage: .file(path: path))
-        _ = try await connection.rows("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
-        for statement in SQLiteSchema.migrations[0] {
-            _ = try await connection.rows(statement)
+        let queue = try DatabaseQueue(path: path)
+        try await queue.writeWithoutTransaction { db in
+            try db.run("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
+            for statement in SQLiteSchema.migrations[0] {
+                try db.run(statement)
+            }
+            try db.run("INSERT INTO store_meta (key, value) VALUES ('schema_version', 1)")
+            let now = SQLiteData(SQLiteTime.now)
+            try db.run(
+                """
+                INSERT INTO jobs (name, payload, state, concurrency_key, run_at, created_at, max_attempts,
+                    retry_initial_ms, retry_max_ms, retry_jitter)
+                VALUES ('old', x'7b7d', 'available', 'old', ?, ?, 3, 500, 60000, 0.25)
+                """,
+                [now, now]
+            )
         }
-        _ = try await connection.rows("INSERT INTO store_meta (key, value) VALUES ('schema_version', 1)")
-        let now = SQLiteData(SQLiteTime.now)
-        _ = try await connection.rows(
-            """
-            INSERT INTO jobs (name, payload, state, concurrency_key, run_at, created_at, max_attempts,
-                retry_initial_ms, retry_max_ms, retry_jitter)
-            VALUES ('old', x'7b7d', 'available', 'old', ?, ?, 3, 500, 60000, 0.25)
-            """,
-            [now, now]
-        )
-        try await connection.close()
+        try queue.close()
 
         let store = try await SQLiteJobStore.open(path: path)
         do {
