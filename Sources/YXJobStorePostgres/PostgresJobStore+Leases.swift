@@ -34,57 +34,22 @@ extension PostgresJobStore {
         }
     }
 
-    /// Jobs of keys without a limit: one statement, no waiting on other claimers.
-    ///
-    /// For a list of names, each name is walked in its own index order (a `LATERAL` subquery per name,
-    /// `name = …` rather than `name = ANY(…)`), so that a claim reads about `limit` rows per name
-    /// whatever the length of the queue, instead of sorting every ready job. `OFFSET 0` keeps the limits
-    /// check a per-row subplan: as an anti-join, an empty limits table (estimated at a thousand rows
-    /// before it was ever analyzed) made the planner expect one matching job and sort the whole queue.
+    /// Jobs of keys without a limit: one statement kept compiled (``ClaimNamed``, ``ClaimAllExcept``), no
+    /// waiting on other claimers.
     private func claimUnlimited(_ request: ClaimRequest) async throws -> [PostgresRandomAccessRow] {
         var binds = PostgresBindings()
         binds.append(request.owner)
         binds.append(request.leaseDuration.microseconds)
-        let candidates: String
         switch request.names {
         case .only(let names):
             binds.append(names)
-            candidates = """
-                SELECT c.id FROM unnest($3::text[]) AS wanted(name)
-                CROSS JOIN LATERAL (
-                    SELECT x.id, x.priority, x.run_at FROM \(schema).jobs x
-                    WHERE x.state = 'available' AND x.name = wanted.name AND x.run_at <= now()
-                        AND NOT EXISTS (SELECT 1 FROM \(schema).job_limits l WHERE l.key = x.concurrency_key OFFSET 0)
-                    ORDER BY x.priority DESC, x.run_at, x.id
-                    LIMIT $4
-                    FOR UPDATE OF x SKIP LOCKED
-                ) c
-                ORDER BY c.priority DESC, c.run_at, c.id
-                LIMIT $4
-                """
+            binds.append(request.limit)
+            return try await rows(prepared: ClaimNamed(bindings: binds))
         case .allExcept(let names):
             binds.append(names)
-            candidates = """
-                SELECT c.id FROM \(schema).jobs c
-                WHERE c.state = 'available' AND c.run_at <= now() AND NOT (c.name = ANY($3::text[]))
-                    AND NOT EXISTS (SELECT 1 FROM \(schema).job_limits l WHERE l.key = c.concurrency_key OFFSET 0)
-                ORDER BY c.priority DESC, c.run_at, c.id
-                LIMIT $4
-                FOR UPDATE SKIP LOCKED
-                """
+            binds.append(request.limit)
+            return try await rows(prepared: ClaimAllExcept(bindings: binds))
         }
-        binds.append(request.limit)
-        return try await rows(
-            """
-            UPDATE \(schema).jobs j SET state = 'running', attempt = j.attempt + 1, owner = $1,
-                lease_until = now() + $2 * interval '1 microsecond', started_at = now(),
-                progress = NULL, units_done = NULL, units_total = NULL
-            FROM (\(candidates)) picked
-            WHERE j.id = picked.id
-            RETURNING \(Self.claimedColumns)
-            """,
-            binds
-        )
     }
 
     /// Jobs of limited keys: in one transaction, lock the rows of the limits that have ready jobs (skipping
@@ -239,30 +204,7 @@ extension PostgresJobStore {
         binds.append(completions.map { $0.progress?.totalUnits ?? -1 })
         binds.append(completions.map { $0.result != nil })
         binds.append(completions.map { ByteBuffer(bytes: $0.result ?? Data()) })
-        let recorded = try await rows(
-            """
-            UPDATE \(schema).jobs j SET
-                state = CASE WHEN v.state = 'available' AND j.cancel_requested THEN 'canceled' ELSE v.state END,
-                finished_at = CASE WHEN v.state <> 'available' OR j.cancel_requested THEN now() END,
-                run_at = CASE WHEN v.state = 'available' THEN now() + v.delay_us * interval '1 microsecond'
-                    ELSE j.run_at END,
-                message = COALESCE(NULLIF(v.message, ''), j.message),
-                failures = j.failures + v.failed,
-                owner = NULL, lease_until = NULL,
-                progress = CASE WHEN v.has_progress THEN NULLIF(v.progress, -1) ELSE j.progress END,
-                units_done = CASE WHEN v.has_progress THEN NULLIF(v.units_done, -1) ELSE j.units_done END,
-                units_total = CASE WHEN v.has_progress THEN NULLIF(v.units_total, -1) ELSE j.units_total END,
-                result = CASE WHEN v.state = 'succeeded' AND v.has_result THEN v.result
-                    WHEN v.state = 'succeeded' THEN NULL ELSE j.result END
-            FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-                    $8::bool[], $9::float8[], $10::bigint[], $11::bigint[], $12::bool[], $13::bytea[])
-                AS v(id, attempt, owner, state, message, delay_us, failed, has_progress, progress, units_done,
-                    units_total, has_result, result)
-            WHERE j.id = v.id AND j.attempt = v.attempt AND j.owner = v.owner AND j.state = 'running'
-            RETURNING j.id, j.state, j.has_dependents, j.concurrency_key
-            """,
-            binds
-        )
+        let recorded = try await rows(prepared: RecordOutcomes(bindings: binds))
         var accepted: Set<Int64> = []
         var succeededWithDependents: [Int64] = []
         var endedWithDependents: [Int64] = []

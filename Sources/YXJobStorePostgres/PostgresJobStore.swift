@@ -120,6 +120,8 @@ public final class PostgresJobStore: JobStore {
             // The session default; enqueues, cancels and limits switch it back on for their transaction.
             clientConfiguration.options.additionalStartupParameters.append(("synchronous_commit", "off"))
         }
+        // The statements kept compiled name their tables without the schema (see PreparedStatements.swift).
+        clientConfiguration.options.additionalStartupParameters.append(("search_path", quote(configuration.schema)))
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         let store = PostgresJobStore(location: location, configuration: configuration, logger: logger, client: client)
         // The pool runs from here; the schema is made meanwhile on a connection of its own, so that the
@@ -219,6 +221,25 @@ public final class PostgresJobStore: JobStore {
         } onTimeout: {
             logger.warning("a statement got no answer in time; closing its connection")
             connection.close().whenComplete { _ in }
+        }
+    }
+
+    /// Runs a statement kept compiled (see ``StoredStatement``) on a pooled connection and returns its
+    /// rows, within ``Configuration/queryTimeout``.
+    func rows(prepared statement: some StoredStatement) async throws -> [PostgresRandomAccessRow] {
+        try checkOpen()
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await Deadline.run(within: self.configuration.queryTimeout) {
+                var rows: [PostgresRandomAccessRow] = []
+                for try await row in try await connection.execute(statement, logger: logger) {
+                    rows.append(row)
+                }
+                return rows
+            } onTimeout: {
+                logger.warning("a statement got no answer in time; closing its connection")
+                connection.close().whenComplete { _ in }
+            }
         }
     }
 
