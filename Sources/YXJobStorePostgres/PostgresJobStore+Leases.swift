@@ -41,6 +41,9 @@ extension PostgresJobStore {
         binds.append(request.owner)
         binds.append(request.leaseDuration.microseconds)
         switch request.names {
+        case .only(let names) where names.count == 1 && request.limit == 1:
+            binds.append(names[0])
+            return try await rows(prepared: ClaimOneNamed(bindings: binds))
         case .only(let names):
             binds.append(names)
             binds.append(request.limit)
@@ -179,32 +182,44 @@ extension PostgresJobStore {
 
     // MARK: - Outcomes
 
-    public func complete(_ completions: [JobCompletion]) async throws -> [JobLease] {
-        guard !completions.isEmpty else { return [] }
-        let completions = completions.sorted { $0.lease.id < $1.lease.id }
+    /// The parameters of ``RecordOutcome`` (`oneEach`: the only completion's values) or of
+    /// ``RecordOutcomes`` (one array per column, in the order of `completions`).
+    private static func outcomeBindings(_ completions: [JobCompletion], oneEach: Bool) throws -> PostgresBindings {
         var binds = PostgresBindings()
-        binds.append(completions.map(\.lease.id.rawValue))
-        binds.append(completions.map(\.lease.attempt))
-        binds.append(completions.map(\.lease.owner))
-        binds.append(completions.map(\.outcome.resultingState.rawValue))
-        binds.append(completions.map { $0.outcome.message ?? "" })
-        binds.append(completions.map { completion -> Int64 in
+        func column<Value: PostgresArrayEncodable>(_ value: (JobCompletion) -> Value) throws {
+            if oneEach { try binds.append(value(completions[0])) } else { try binds.append(completions.map(value)) }
+        }
+        try column { $0.lease.id.rawValue }
+        try column { $0.lease.attempt }
+        try column { $0.lease.owner }
+        try column { $0.outcome.resultingState.rawValue }
+        try column { $0.outcome.message ?? "" }
+        try column { completion -> Int64 in
             if case .retry(let after, _) = completion.outcome { return after.microseconds }
             return 0
-        })
-        binds.append(completions.map { completion -> Int in
+        }
+        try column { completion -> Int in
             switch completion.outcome {
             case .retry, .failed: 1
             default: 0
             }
-        })
-        binds.append(completions.map { $0.progress != nil })
-        binds.append(completions.map { $0.progress?.fraction ?? -1 })
-        binds.append(completions.map { $0.progress?.completedUnits ?? -1 })
-        binds.append(completions.map { $0.progress?.totalUnits ?? -1 })
-        binds.append(completions.map { $0.result != nil })
-        binds.append(completions.map { ByteBuffer(bytes: $0.result ?? Data()) })
-        let recorded = try await rows(prepared: RecordOutcomes(bindings: binds))
+        }
+        try column { $0.progress != nil }
+        try column { $0.progress?.fraction ?? -1 }
+        try column { $0.progress?.completedUnits ?? -1 }
+        try column { $0.progress?.totalUnits ?? -1 }
+        try column { $0.result != nil }
+        try column { ByteBuffer(bytes: $0.result ?? Data()) }
+        return binds
+    }
+
+    public func complete(_ completions: [JobCompletion]) async throws -> [JobLease] {
+        guard !completions.isEmpty else { return [] }
+        let completions = completions.sorted { $0.lease.id < $1.lease.id }
+        let recorded =
+            completions.count == 1
+            ? try await rows(prepared: RecordOutcome(bindings: try Self.outcomeBindings(completions, oneEach: true)))
+            : try await rows(prepared: RecordOutcomes(bindings: try Self.outcomeBindings(completions, oneEach: false)))
         var accepted: Set<Int64> = []
         var succeededWithDependents: [Int64] = []
         var endedWithDependents: [Int64] = []

@@ -69,6 +69,27 @@ struct ClaimAllExcept: StoredStatement {
     let bindings: PostgresBindings
 }
 
+/// One job of one name (the claim of a worker with one free slot): what ``ClaimNamed`` does, with the
+/// name and the limit in the text's shape rather than in arrays. Its plan is the same for every name,
+/// so after a few runs PostgreSQL keeps a generic plan and stops planning it (a claim by an array of
+/// names and a `LIMIT $4` is planned anew every time: its generic plan's estimate is worse).
+///
+/// Parameters: owner, lease in microseconds, name.
+struct ClaimOneNamed: StoredStatement {
+    static let sql = claimSQL(
+        candidates: """
+            SELECT x.id FROM jobs x
+            WHERE x.state = 'available' AND x.name = $3 AND x.run_at <= now()
+                AND NOT EXISTS (SELECT 1 FROM job_limits l WHERE l.key = x.concurrency_key OFFSET 0)
+            ORDER BY x.priority DESC, x.run_at, x.id
+            LIMIT 1
+            FOR UPDATE OF x SKIP LOCKED
+            """
+    )
+    static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text]
+    let bindings: PostgresBindings
+}
+
 /// The claim around a query of candidate ids.
 private func claimSQL(candidates: String) -> String {
     """
@@ -109,6 +130,31 @@ struct RecordOutcomes: StoredStatement {
     static let bindingDataTypes: [PostgresDataType] = [
         .int8Array, .int8Array, .textArray, .textArray, .textArray, .int8Array, .int8Array,
         .boolArray, .float8Array, .int8Array, .int8Array, .boolArray, .byteaArray,
+    ]
+    let bindings: PostgresBindings
+}
+
+/// The outcome of one job: ``RecordOutcomes`` with each column a single value, found by its primary key,
+/// so that PostgreSQL keeps a generic plan for it (the join with `unnest` is planned anew every time,
+/// and its generic plan walks the running jobs instead of the key). Parameters in the same order.
+struct RecordOutcome: StoredStatement {
+    static let sql = """
+        UPDATE jobs j SET
+            state = CASE WHEN $4 = 'available' AND j.cancel_requested THEN 'canceled' ELSE $4 END,
+            finished_at = CASE WHEN $4 <> 'available' OR j.cancel_requested THEN now() END,
+            run_at = CASE WHEN $4 = 'available' THEN now() + $6 * interval '1 microsecond' ELSE j.run_at END,
+            message = COALESCE(NULLIF($5, ''), j.message),
+            failures = j.failures + $7,
+            owner = NULL, lease_until = NULL,
+            progress = CASE WHEN $8 THEN NULLIF($9, -1) ELSE j.progress END,
+            units_done = CASE WHEN $8 THEN NULLIF($10, -1) ELSE j.units_done END,
+            units_total = CASE WHEN $8 THEN NULLIF($11, -1) ELSE j.units_total END,
+            result = CASE WHEN $4 = 'succeeded' AND $12 THEN $13 WHEN $4 = 'succeeded' THEN NULL ELSE j.result END
+        WHERE j.id = $1 AND j.attempt = $2 AND j.owner = $3 AND j.state = 'running'
+        RETURNING j.id, j.state, j.has_dependents, j.concurrency_key
+        """
+    static let bindingDataTypes: [PostgresDataType] = [
+        .int8, .int8, .text, .text, .text, .int8, .int8, .bool, .float8, .int8, .int8, .bool, .bytea,
     ]
     let bindings: PostgresBindings
 }
