@@ -129,6 +129,7 @@ let package = Package(
                 "YXJobStore",
                 "YXQueue",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         // The distributed store: PostgreSQL, many workers on many machines.

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import YXJobStore
 import YXQueue
 
@@ -37,16 +36,6 @@ package enum SQLiteData: Sendable, Equatable {
     init(optional value: Int64?) { self = value.map { .integer(Int($0)) } ?? .null }
     init(optional value: String?) { self = value.map { .text($0) } ?? .null }
     init(optional value: Double?) { self = value.map { .float($0) } ?? .null }
-
-    var databaseValue: DatabaseValue {
-        switch self {
-        case .integer(let value): Int64(value).databaseValue
-        case .float(let value): value.databaseValue
-        case .text(let value): value.databaseValue
-        case .blob(let value): value.databaseValue
-        case .null: .null
-        }
-    }
 }
 
 /// A row a statement returned: its values, read by column name (as the statement spelled it), with
@@ -54,10 +43,10 @@ package enum SQLiteData: Sendable, Equatable {
 package struct SQLiteRow: JobRow, Sendable {
     /// The index of each column name; the same dictionary for every row of a statement.
     let columns: [String: Int]
-    let values: [DatabaseValue]
+    let values: [SQLiteData]
 
     /// The value of a column, or nil when the row has no such column.
-    private func value(_ column: String) -> DatabaseValue? {
+    private func value(_ column: String) -> SQLiteData? {
         columns[column].map { values[$0] }
     }
 
@@ -73,9 +62,9 @@ package struct SQLiteRow: JobRow, Sendable {
     package func optionalInt64(_ column: String) -> Int64? { integer(column).map(Int64.init) }
 
     package func optionalDouble(_ column: String) -> Double? {
-        switch value(column)?.storage {
-        case .double(let value): value
-        case .int64(let value): Double(value)
+        switch value(column) {
+        case .float(let value): value
+        case .integer(let value): Double(value)
         default: nil
         }
     }
@@ -96,9 +85,9 @@ package struct SQLiteRow: JobRow, Sendable {
     }
 
     package func optionalString(_ column: String) -> String? {
-        switch value(column)?.storage {
-        case .string(let value): value
-        case .int64(let value): String(value)
+        switch value(column) {
+        case .text(let value): value
+        case .integer(let value): String(value)
         default: nil
         }
     }
@@ -106,9 +95,9 @@ package struct SQLiteRow: JobRow, Sendable {
     package func data(_ column: String) -> Data { optionalData(column) ?? Data() }
 
     package func optionalData(_ column: String) -> Data? {
-        switch value(column)?.storage {
+        switch value(column) {
         case .blob(let value): value
-        case .string(let value): Data(value.utf8)
+        case .text(let value): Data(value.utf8)
         case .null, nil: nil
         default: Data()
         }
@@ -118,9 +107,9 @@ package struct SQLiteRow: JobRow, Sendable {
 
     /// An INTEGER column, or nil when missing or NULL.
     private func integer(_ column: String) -> Int? {
-        switch value(column)?.storage {
-        case .int64(let value): Int(value)
-        case .double(let value) where value.rounded() == value && abs(value) < 9.2e18: Int(value)
+        switch value(column) {
+        case .integer(let value): value
+        case .float(let value) where value.rounded() == value && abs(value) < 9.2e18: Int(value)
         default: nil
         }
     }
