@@ -35,10 +35,7 @@ extension DownloadSession {
         if s.invalidated {
             if s.hasSidecar { unlink(metaPath) }
             s.hasSidecar = false
-            if s.mark != nil {
-                ResumeMark.remove(from: s.fd)
-                s.mark = nil
-            }
+            dropMarkLocked(&s)
             return
         }
         if !s.hasSidecar && !s.markRefused, let mark = ResumeMark.value(of: s.resume) {
@@ -53,11 +50,15 @@ extension DownloadSession {
         // that write one only before their first byte); later ones replace it atomically.
         if !s.hasSidecar && s.resume.create(atPath: metaPath) || s.resume.save(toPath: metaPath) {
             s.hasSidecar = true
-            if s.mark != nil {
-                // The state outgrew the mark (several segments now): the sidecar, read first, takes over.
-                ResumeMark.remove(from: s.fd)
-                s.mark = nil
-            }
+            // The state outgrew the mark (several segments now): the sidecar, read first, takes over.
+            dropMarkLocked(&s)
         }
+    }
+
+    /// Removes the `.part`'s mark, if it has one.
+    private func dropMarkLocked(_ s: inout State) {
+        guard s.mark != nil else { return }
+        ResumeMark.remove(from: s.fd)
+        s.mark = nil
     }
 }

@@ -77,7 +77,7 @@ extension SQLiteJobStore {
         if let row = inserted.first {
             let id = try row.int64("id")
             if !dependencies.isEmpty {
-                let values = Array(repeating: "(?, ?)", count: dependencies.count).joined(separator: ", ")
+                let values = rowPlaceholders(2, count: dependencies.count)
                 _ = try db.rows(
                     "INSERT INTO job_dependencies (job_id, depends_on) VALUES \(values)",
                     dependencies.flatMap { [SQLiteData(id), SQLiteData($0.rawValue)] }

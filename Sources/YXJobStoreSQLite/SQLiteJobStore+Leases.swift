@@ -163,7 +163,7 @@ extension SQLiteJobStore {
         guard !heartbeats.isEmpty else { return LeaseCheck() }
         var renewed: [Int64: Bool] = [:]
         for chunk in heartbeats.chunked(500) {
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let values = rowPlaceholders(7, count: chunk.count)
             var binds: [SQLiteData] = []
             for beat in chunk {
                 binds += [
@@ -239,7 +239,6 @@ extension SQLiteJobStore {
         var succeededWithDependents: [Int64] = []
         var failedWithDependents: [Int64] = []
         for chunk in completions.chunked(400) {
-            let values = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             var binds: [SQLiteData] = []
             for completion in chunk {
                 let outcome = completion.outcome
@@ -264,7 +263,7 @@ extension SQLiteJobStore {
             let now = "?\(binds.count + 1)"
             let sql = chunk.count == 1 ? Self.completeOne : """
                     WITH v(id, attempt, owner, state, message, delay, failed, has_progress, progress, units_done,
-                        units_total, result) AS (VALUES \(values))
+                        units_total, result) AS (VALUES \(rowPlaceholders(12, count: chunk.count)))
                     UPDATE jobs SET
                         state = CASE WHEN v.state = 'available' AND jobs.cancel_requested THEN 'canceled' ELSE v.state END,
                         finished_at = CASE

@@ -123,3 +123,8 @@ package struct SQLiteRow: JobRow, Sendable {
 func placeholders(_ count: Int) -> String {
     Array(repeating: "?", count: count).joined(separator: ", ")
 }
+
+/// `(?, …), (?, …)`: `count` rows of `columns` parameters.
+func rowPlaceholders(_ columns: Int, count: Int) -> String {
+    Array(repeating: "(" + placeholders(columns) + ")", count: count).joined(separator: ", ")
+}
