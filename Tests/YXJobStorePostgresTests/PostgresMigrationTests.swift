@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import XCTest
 import YXJobStore
+import YXJobStoreConformance
 @testable import YXJobStorePostgres
 import YXQueue
 
@@ -54,26 +55,7 @@ final class PostgresMigrationTests: XCTestCase {
         configuration.schema = schema
         let store = try await PostgresJobStore.open(url: url, configuration: configuration, logger: logger)
         do {
-            let found = try await store.jobs(JobQuery(names: ["old"])).first
-            let old = try XCTUnwrap(found)
-            XCTAssertEqual(old.retry, RetryPolicy(retries: 2, initialDelay: 0.5, maxDelay: 60, jitter: 0.25, scope: .allErrors))
-            XCTAssertEqual(old.payload, Data("{}".utf8))
-            XCTAssertNil(old.result)
-            var options = JobOptions()
-            options.retry = RetryPolicy(retries: 1, scope: .transientErrors)
-            let new = try await store.enqueue(JobRequest(name: "new", options: options)).id
-            let newScope = try await store.job(new)?.retry.scope
-            XCTAssertEqual(newScope, .transientErrors)
-            let claimed = try await store.claim(
-                ClaimRequest(owner: "w", names: .only(["old"]), limit: 1, leaseDuration: .seconds(30))
-            )
-            let lease = try XCTUnwrap(claimed.first?.lease)
-            let refused = try await store.complete([
-                JobCompletion(lease: lease, outcome: .succeeded, result: Data("42".utf8))
-            ])
-            XCTAssertEqual(refused, [])
-            let result = try await store.job(old.id)?.decodedResult(as: Int.self)
-            XCTAssertEqual(result, 42)
+            try await MigratedStoreCheck.run(store)
             try await store.dropSchema()
         } catch {
             try? await store.dropSchema()

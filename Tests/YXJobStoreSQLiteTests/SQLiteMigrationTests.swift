@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import XCTest
 import YXJobStore
+import YXJobStoreConformance
 @testable import YXJobStoreSQLite
 import YXQueue
 
@@ -36,26 +37,7 @@ final class SQLiteMigrationTests: XCTestCase {
 
         let store = try await SQLiteJobStore.open(path: path)
         do {
-            let found = try await store.job(JobID(1))
-            let old = try XCTUnwrap(found)
-            XCTAssertEqual(old.retry, RetryPolicy(retries: 2, initialDelay: 0.5, maxDelay: 60, jitter: 0.25, scope: .allErrors))
-            XCTAssertNil(old.result)
-            // The migrated file takes the new columns: a result, a retry scope.
-            var options = JobOptions()
-            options.retry = RetryPolicy(retries: 1, scope: .transientErrors)
-            let new = try await store.enqueue(JobRequest(name: "new", options: options)).id
-            let newScope = try await store.job(new)?.retry.scope
-            XCTAssertEqual(newScope, .transientErrors)
-            let claimed = try await store.claim(
-                ClaimRequest(owner: "w", names: .only(["old"]), limit: 1, leaseDuration: .seconds(30))
-            )
-            let lease = try XCTUnwrap(claimed.first?.lease)
-            let refused = try await store.complete([
-                JobCompletion(lease: lease, outcome: .succeeded, result: Data("42".utf8))
-            ])
-            XCTAssertEqual(refused, [])
-            let result = try await store.job(JobID(1))?.decodedResult(as: Int.self)
-            XCTAssertEqual(result, 42)
+            try await MigratedStoreCheck.run(store)
             try await store.close()
         } catch {
             try? await store.close()
