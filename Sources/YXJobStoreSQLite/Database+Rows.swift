@@ -63,7 +63,18 @@ extension Database {
             switch value {
             case .integer(let integer): code = sqlite3_bind_int64(handle, index, Int64(integer))
             case .float(let double): code = sqlite3_bind_double(handle, index, double)
-            case .text(let text): code = sqlite3_bind_text(handle, index, text, -1, transient)
+            case .text(let text):
+                // By length, so that a NUL inside the text is kept.
+                var text = text
+                code = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { chars in
+                        if let start = chars.baseAddress {
+                            sqlite3_bind_text(handle, index, start, CInt(chars.count), transient)
+                        } else {
+                            sqlite3_bind_text(handle, index, "", 0, transient)
+                        }
+                    }
+                }
             case .blob(let data):
                 code = data.withUnsafeBytes { bytes in
                     // A zero-length blob, not NULL, for empty data.
@@ -79,7 +90,12 @@ extension Database {
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER: .integer(Int(sqlite3_column_int64(handle, index)))
         case SQLITE_FLOAT: .float(sqlite3_column_double(handle, index))
-        case SQLITE_TEXT: .text(sqlite3_column_text(handle, index).map { String(cString: $0) } ?? "")
+        case SQLITE_TEXT:
+            .text(
+                sqlite3_column_text(handle, index).map {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: Int(sqlite3_column_bytes(handle, index))), as: UTF8.self)
+                } ?? ""
+            )
         case SQLITE_BLOB:
             if let bytes = sqlite3_column_blob(handle, index) {
                 .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, index))))

@@ -25,12 +25,12 @@ final class SQLiteRowsTests: XCTestCase {
         let queue = try queue()
         defer { try? queue.close() }
         let blob = Data((0..<300).map { UInt8($0 % 256) })
-        let text = "Grüße, 世界 — \u{1F600}"
+        let text = "Grüße, 世界 — \u{1F600}, a NUL: \u{0} and after"
         for prepared in [false, true, true] {
             let rows = try queue.writeWithoutTransaction { db in
                 try db.rows(
-                    "SELECT ? AS i, ? AS f, ? AS t, ? AS b, ? AS e, ? AS n, ? AS big",
-                    [.integer(-42), .float(0.25), .text(text), .blob(blob), .blob(Data()), .null, .integer(Int.max)],
+                    "SELECT ? AS i, ? AS f, ? AS t, ? AS b, ? AS e, ? AS n, ? AS big, ? AS s",
+                    [.integer(-42), .float(0.25), .text(text), .blob(blob), .blob(Data()), .null, .integer(Int.max), .text("")],
                     prepared: prepared
                 )
             }
@@ -44,6 +44,7 @@ final class SQLiteRowsTests: XCTestCase {
             XCTAssertNil(row.optionalData("n"))
             XCTAssertNil(row.optionalInt64("n"))
             XCTAssertEqual(try row.int("big"), Int.max)
+            XCTAssertEqual(try row.string("s"), "")
             XCTAssertThrowsError(try row.int("missing"), "a column the statement does not have")
             XCTAssertEqual(try row.string("i"), "-42", "an integer read as text, as SQLite converts it")
         }
