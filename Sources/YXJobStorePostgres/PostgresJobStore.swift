@@ -215,12 +215,9 @@ public final class PostgresJobStore: JobStore {
     ) async throws -> [PostgresRandomAccessRow] {
         let logger = self.logger
         let query = PostgresQuery(unsafeSQL: sql, binds: binds)
-        return try await Deadline.run(within: configuration.queryTimeout) {
+        return try await withinQueryTimeout(on: connection) {
             let sequence = try await connection.query(query, logger: logger)
             return try await sequence.collect().map { $0.makeRandomAccess() }
-        } onTimeout: {
-            logger.warning("a statement got no answer in time; closing its connection")
-            connection.close().whenComplete { _ in }
         }
     }
 
@@ -230,16 +227,27 @@ public final class PostgresJobStore: JobStore {
         try checkOpen()
         let logger = self.logger
         return try await client.withConnection { connection in
-            try await Deadline.run(within: self.configuration.queryTimeout) {
+            try await self.withinQueryTimeout(on: connection) {
                 var rows: [PostgresRandomAccessRow] = []
                 for try await row in try await connection.execute(statement, logger: logger) {
                     rows.append(row)
                 }
                 return rows
-            } onTimeout: {
-                logger.warning("a statement got no answer in time; closing its connection")
-                connection.close().whenComplete { _ in }
             }
+        }
+    }
+
+    /// Runs `operation` on `connection` within ``Configuration/queryTimeout``; past it, the caller gets
+    /// ``JobStoreError/timedOut(_:)`` and the connection is closed, so that the pool replaces it (see
+    /// ``Deadline``).
+    private func withinQueryTimeout<T: Sendable>(
+        on connection: PostgresConnection,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let logger = self.logger
+        return try await Deadline.run(within: configuration.queryTimeout, operation) {
+            logger.warning("a statement got no answer in time; closing its connection")
+            connection.close().whenComplete { _ in }
         }
     }
 

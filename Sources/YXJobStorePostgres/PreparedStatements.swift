@@ -102,9 +102,9 @@ private func claimSQL(candidates: String) -> String {
     """
 }
 
-/// Outcomes of jobs whose lease is still the one given: one array per column, the same statement for
-/// one outcome or many. A job to retry goes back to `available` (or `canceled`, when a cancel was asked
-/// for meanwhile).
+/// Outcomes of several jobs whose lease is still the one given: one array per column (one outcome goes
+/// through ``RecordOutcome``). A job to retry goes back to `available` (or `canceled`, when a cancel was
+/// asked for meanwhile).
 struct RecordOutcomes: StoredStatement {
     static let sql = """
         UPDATE jobs j SET
