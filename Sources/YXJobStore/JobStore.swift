@@ -57,6 +57,17 @@ public protocol JobStore: Sendable {
     /// - Returns: The attempts whose outcome was refused (their lease was lost).
     func complete(_ completions: [JobCompletion]) async throws -> [JobLease]
 
+    /// Records outcomes as ``complete(_:)`` does, then claims as ``claim(_:)`` does, in one trip to
+    /// the store where the store can: a worker whose jobs end one at a time writes each outcome with
+    /// the claim of the job that takes its place.
+    ///
+    /// `SQLiteJobStore` does both in one transaction. The default makes the two calls one after the
+    /// other; a claim that fails after the outcomes were recorded is reported in
+    /// ``OutcomesThenClaim/claimError``, not thrown.
+    ///
+    /// - Throws: Only when the outcomes were not recorded (write them again).
+    func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim
+
     /// Makes the jobs whose lease expired claimable again (or failed, when that was their last allowed
     /// attempt, or canceled, when a cancel was recorded).
     ///
@@ -118,6 +129,18 @@ public protocol JobStore: Sendable {
 }
 
 extension JobStore {
+    /// Records the outcomes, then claims: two calls (see the requirement).
+    public func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim {
+        let refused = completions.isEmpty ? [] : try await complete(completions)
+        do {
+            return OutcomesThenClaim(refused: refused, claimed: try await claim(request))
+        } catch {
+            // Thrown only when nothing was recorded: the caller would write the outcomes again.
+            if completions.isEmpty { throw error }
+            return OutcomesThenClaim(refused: refused, claimError: error)
+        }
+    }
+
     /// Stores one job.
     ///
     /// ```swift

@@ -17,7 +17,8 @@ extension JobWorker {
         /// next one; 1 writes them one by one.
         public var completionBatchSize: Int
         /// How long an outcome may wait for others to share its write (0: written as soon as the
-        /// previous write is done).
+        /// previous write is done, or with the next claim if that comes first). With a delay, outcomes
+        /// do not ride along with claims.
         public var completionDelay: Duration
         /// The longest time a dead worker's jobs stay unclaimable: the lease is 80 % of it and every
         /// live worker looks for expired leases every tenth of it (at most every second).

@@ -25,7 +25,9 @@ import YXQueue
 ///   too (counted as a failed attempt).
 /// - **Recovers** other workers' expired leases, and sweeps dependencies now and then.
 /// - **Completes**: outcomes are written in groups (``Configuration/completionBatchSize``); each is
-///   recorded only by the attempt that holds the lease.
+///   recorded only by the attempt that holds the lease. Small groups ride along with claims, and while
+///   jobs wait in the store, small outcome writes claim the jobs that take their slots: one trip to
+///   the store instead of two (``JobStore/complete(_:thenClaim:)``).
 ///
 /// A job whose handler is unknown or whose parameters do not decode ends `discarded` with the reason;
 /// a store error is logged and retried; neither stops the worker.
@@ -122,7 +124,7 @@ public final class JobWorker: Service, Sendable {
         // The loops are tasks of the worker's own, not children of the caller's: a canceled caller
         // must still be able to give its jobs back to the store.
         let control = Task { await self.controlLoop() }
-        let completions = Task { await self.completionLoop() }
+        let completions = Task { await self.completionLoop(groups: self.claimGroups(names: names)) }
         let main = Task {
             await self.claimLoop(names: names)
             await self.drain()
@@ -190,7 +192,7 @@ public final class JobWorker: Service, Sendable {
         while isRunning {
             let storeGeneration = store.changeGeneration
             let slotGeneration = slotSignal.generation
-            let free = state.withLock { configuration.maximumConcurrentJobs - $0.running.count }
+            let free = state.withLock { configuration.maximumConcurrentJobs - $0.occupied }
             if free <= 0 {
                 await slotSignal.wait(after: slotGeneration, timeout: .seconds(5))
                 continue
@@ -201,20 +203,13 @@ public final class JobWorker: Service, Sendable {
             do {
                 for group in claimGroups(names: names) where isRunning {
                     // The room now: the claims before this one took some.
-                    let limit = room(for: group)
+                    let limit = reserveRoom(for: group)
                     guard limit > 0 else { continue }
-                    let jobs = try await store.claim(
-                        ClaimRequest(
-                            owner: id,
-                            names: .only(group),
-                            limit: limit,
-                            leaseDuration: configuration.leaseDuration
-                        )
-                    )
+                    let jobs = try await claim(group, limit: limit)
                     wantedMore = true
                     if jobs.count < limit { claimedAll = false }
                     if !jobs.isEmpty { claimedAny = true }
-                    start(jobs)
+                    start(jobs, reserved: limit, group: group)
                 }
                 if configuration.discardUnknownJobs, isRunning {
                     let unknown = try await store.claim(
@@ -272,16 +267,26 @@ public final class JobWorker: Service, Sendable {
         return shared.isEmpty ? groups : [shared] + groups
     }
 
-    /// How many jobs of a claim group this worker can take now: its free slots, the group's own cap
-    /// (for a name with one), at most a batch.
-    private func room(for group: [String]) -> Int {
-        state.withLock { state in
-            var room = min(configuration.maximumConcurrentJobs - state.running.count, configuration.claimBatchSize)
-            if group.count == 1, let cap = runner.maximumConcurrentJobs(named: group[0]) {
-                room = min(room, cap - state.runningByName[group[0], default: 0])
-            }
-            return max(0, room)
+    /// Reserves the slots for a claim of a group: its free slots, the group's own cap (for a name with
+    /// one), at most a batch. ``start(_:reserved:group:)`` gives the reservation back.
+    private func reserveRoom(for group: [String]) -> Int {
+        state.withLock { state in reserveRoom(for: group, in: &state) }
+    }
+
+    private func reserveRoom(for group: [String], in state: inout State, atMost most: Int = .max) -> Int {
+        var room = min(configuration.maximumConcurrentJobs - state.occupied, configuration.claimBatchSize, most)
+        let capped = group.count == 1 ? runner.maximumConcurrentJobs(named: group[0]) : nil
+        if let cap = capped {
+            room = min(room, cap - state.runningByName[group[0], default: 0] - state.reservedByName[group[0], default: 0])
         }
+        room = max(0, room)
+        state.reserved += room
+        if capped != nil { state.reservedByName[group[0], default: 0] += room }
+        return room
+    }
+
+    private func claimRequest(_ group: [String], limit: Int) -> ClaimRequest {
+        ClaimRequest(owner: id, names: .only(group), limit: limit, leaseDuration: configuration.leaseDuration)
     }
 
     private func waitForWork(storeGeneration: UInt64, slotGeneration: UInt64, timeout: Duration) async {
@@ -293,22 +298,38 @@ public final class JobWorker: Service, Sendable {
         }
     }
 
-    private func start(_ jobs: [ClaimedJob]) {
+    /// Starts claimed jobs in the slots reserved for their claim, and gives back the reservation
+    /// (in one step: the slots are never counted free in between).
+    private func start(_ jobs: [ClaimedJob], reserved: Int, group: [String]) {
         let now = ContinuousClock.now
-        for job in jobs {
-            let box = ProgressBox()
-            let deadline = job.timeout.map { now + $0 }
-            state.withLock { state in
+        let boxes = jobs.map { _ in ProgressBox() }
+        let running = state.withLock { state -> Bool in
+            state.reserved -= reserved
+            if group.count == 1, let name = group.first, let held = state.reservedByName[name] {
+                state.reservedByName[name] = held > reserved ? held - reserved : nil
+            }
+            // A full claim: more jobs are likely waiting.
+            if reserved > 0 { state.backlog = jobs.count >= reserved }
+            guard case .running = state.phase else { return false }
+            for (job, box) in zip(jobs, boxes) {
                 state.running[job.id] = RunningJob(
                     lease: job.lease,
                     name: job.name,
                     progress: box,
                     renewedAt: now,
                     progressWrittenAt: now,
-                    deadline: deadline
+                    deadline: job.timeout.map { now + $0 }
                 )
                 state.runningByName[job.name, default: 0] += 1
             }
+            return true
+        }
+        guard running else {
+            // Claimed with outcomes while the worker began to shut down: given back unrun.
+            if !jobs.isEmpty { enqueueCompletions(jobs.map { JobCompletion(lease: $0.lease, outcome: .released) }) }
+            return
+        }
+        for (job, box) in zip(jobs, boxes) {
             metrics.metrics(for: job.name).claimed(queuedSeconds: Date().timeIntervalSince(job.readyAt))
             let task = Task { await self.execute(job, progress: box) }
             let cancelNow = state.withLock { state -> Bool in
@@ -502,26 +523,40 @@ public final class JobWorker: Service, Sendable {
         completionSignal.signal()
     }
 
-    private func completionLoop() async {
+    /// Writes outcomes. While jobs wait in the store (the last claim came back full), each write
+    /// also claims jobs for the slots that are free: one trip to the store where the claim loop
+    /// would make a second (``JobStore/complete(_:thenClaim:)``).
+    private func completionLoop(groups: [[String]]) async {
         var errorDelay = Duration.milliseconds(50)
         var failingSince: ContinuousClock.Instant?
+        var nextGroup = 0
         while true {
             let generation = completionSignal.generation
-            let (batch, wait, finished) = state.withLock { state -> ([JobCompletion], Duration?, Bool) in
+            let (batch, wait, finished, claim) = state.withLock {
+                state -> ([JobCompletion], Duration?, Bool, (group: [String], limit: Int)?) in
                 let stopped: Bool
                 if case .stopped = state.phase { stopped = true } else { stopped = false }
                 // Nothing to write: wait for the next outcome (or the stop, which signals too).
-                guard !state.pending.isEmpty else { return ([], stopped ? nil : .zero, stopped) }
+                guard !state.pending.isEmpty else { return ([], stopped ? nil : .zero, stopped, nil) }
                 let age = ContinuousClock.now - (state.pendingSince ?? .now)
                 let full = state.pending.count >= configuration.completionBatchSize
                 if !full, !stopped, age < configuration.completionDelay {
-                    return ([], configuration.completionDelay - age, false)
+                    return ([], configuration.completionDelay - age, false, nil)
                 }
-                let count = min(configuration.completionBatchSize, state.pending.count)
-                let batch = Array(state.pending.prefix(count))
-                state.pending.removeFirst(count)
-                state.pendingSince = state.pending.isEmpty ? nil : .now
-                return (batch, nil, false)
+                let batch = state.takeBatch(configuration.completionBatchSize)
+                guard case .running = state.phase, state.backlog, batch.count <= Self.smallTrip else {
+                    return (batch, nil, false, nil)
+                }
+                // The groups take turns, as in the claim loop.
+                for offset in groups.indices {
+                    let group = groups[(nextGroup + offset) % groups.count]
+                    let limit = reserveRoom(for: group, in: &state, atMost: batch.count)
+                    if limit > 0 {
+                        nextGroup = (nextGroup + offset + 1) % groups.count
+                        return (batch, nil, false, (group, limit))
+                    }
+                }
+                return (batch, nil, false, nil)
             }
             if finished { return }
             if let wait {
@@ -529,14 +564,11 @@ public final class JobWorker: Service, Sendable {
                 continue
             }
             do {
-                let refused = try await store.complete(batch)
-                for lease in refused {
-                    logger.warning(
-                        "outcome refused: the lease was lost",
-                        metadata: ["job": "\(lease.id)", "attempt": "\(lease.attempt)"]
-                    )
+                if let claim {
+                    try await writeOutcomes(batch, thenClaim: claim.group, limit: claim.limit)
+                } else {
+                    reportRefused(try await store.complete(batch))
                 }
-                if !refused.isEmpty { metrics.refused.increment(by: refused.count) }
                 errorDelay = .milliseconds(50)
                 failingSince = nil
             } catch {
@@ -557,14 +589,75 @@ public final class JobWorker: Service, Sendable {
                     return
                 }
                 logger.warning("recording outcomes failed; trying again", metadata: ["error": "\(String(reflecting: error))"])
-                state.withLock { state in
-                    state.pending.insert(contentsOf: batch, at: 0)
-                    state.pendingSince = state.pendingSince ?? .now
-                }
+                requeue(batch)
                 try? await Task.sleep(for: errorDelay)
                 errorDelay = min(errorDelay * 2, .seconds(2))
             }
         }
+    }
+
+    /// Claims jobs of `group` for the `limit` slots reserved, taking along the outcomes that wait to be
+    /// written (unless they are meant to wait for company): one trip to the store for both.
+    private func claim(_ group: [String], limit: Int) async throws -> [ClaimedJob] {
+        let outcomes =
+            configuration.completionDelay == .zero && limit <= Self.smallTrip
+            ? state.withLock { $0.takeBatch(min(configuration.completionBatchSize, limit)) } : []
+        do {
+            guard !outcomes.isEmpty else { return try await store.claim(claimRequest(group, limit: limit)) }
+            let result: OutcomesThenClaim
+            do {
+                result = try await store.complete(outcomes, thenClaim: claimRequest(group, limit: limit))
+            } catch {
+                metrics.storeError("complete")
+                requeue(outcomes)
+                throw error
+            }
+            reportRefused(result.refused)
+            if let error = result.claimError { throw error }
+            return result.claimed
+        } catch {
+            start([], reserved: limit, group: group)
+            throw error
+        }
+    }
+
+    /// Records outcomes and claims jobs of `group` for the `limit` slots reserved, in one store call.
+    ///
+    /// - Throws: When the outcomes were not recorded.
+    private func writeOutcomes(_ batch: [JobCompletion], thenClaim group: [String], limit: Int) async throws {
+        let result: OutcomesThenClaim
+        do {
+            result = try await store.complete(batch, thenClaim: claimRequest(group, limit: limit))
+        } catch {
+            start([], reserved: limit, group: group)
+            throw error
+        }
+        reportRefused(result.refused)
+        if let error = result.claimError {
+            metrics.storeError("claim")
+            logger.warning("claim failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
+        start(result.claimed, reserved: limit, group: group)
+    }
+
+    /// Puts outcomes that were not recorded back at the head of the queue, for the completion loop.
+    private func requeue(_ batch: [JobCompletion]) {
+        state.withLock { state in
+            state.pending.insert(contentsOf: batch, at: 0)
+            state.pendingSince = state.pendingSince ?? .now
+        }
+        completionSignal.signal()
+    }
+
+    /// Logs and counts outcomes the store refused.
+    private func reportRefused(_ refused: [JobLease]) {
+        for lease in refused {
+            logger.warning(
+                "outcome refused: the lease was lost",
+                metadata: ["job": "\(lease.id)", "attempt": "\(lease.attempt)"]
+            )
+        }
+        if !refused.isEmpty { metrics.refused.increment(by: refused.count) }
     }
 
     // MARK: - Heartbeats, cancels, recovery
@@ -688,6 +781,13 @@ public final class JobWorker: Service, Sendable {
 }
 
 extension JobWorker {
+    /// The most jobs a trip to the store may hold for outcomes to ride along with a claim, or claims
+    /// with outcomes. In a small trip the fixed cost (two thread hand-offs and a commit) is most of the
+    /// time, and one trip instead of two nearly doubles an unbatched SQLite worker's throughput (6.5k
+    /// to 9–10k jobs/s). A large batch's time is its rows: taking the other kind along only delays it
+    /// (batched SQLite went from 52–57k to 42–50k jobs/s when every trip did).
+    static let smallTrip = 16
+
     enum Phase {
         case created
         case running
@@ -732,5 +832,22 @@ extension JobWorker {
         var pendingSince: ContinuousClock.Instant?
         /// Handlers that ended and whose outcomes are not queued yet.
         var finishing = 0
+        /// Slots held for claims under way (of all names, and of each name with a cap of its own).
+        var reserved = 0
+        var reservedByName: [String: Int] = [:]
+        /// Whether the last claim came back full: jobs probably wait, and outcome writes claim too.
+        var backlog = false
+
+        /// Slots that are taken: running jobs and claims under way.
+        var occupied: Int { running.count + reserved }
+
+        /// Takes up to `limit` pending outcomes, oldest first.
+        mutating func takeBatch(_ limit: Int) -> [JobCompletion] {
+            let count = min(limit, pending.count)
+            let batch = Array(pending.prefix(count))
+            pending.removeFirst(count)
+            pendingSince = pending.isEmpty ? nil : .now
+            return batch
+        }
     }
 }

@@ -11,27 +11,36 @@ extension SQLiteJobStore {
     // MARK: - Claim
 
     public func claim(_ request: ClaimRequest) async throws -> [ClaimedJob] {
-        guard request.limit > 0 else { return [] }
-        if case .only(let names) = request.names, names.isEmpty { return [] }
-        let limited = try await mayHaveLimits()
-        let jobs: [ClaimedJob]
-        if limited {
-            jobs = try await transaction { db in
-                let now = SQLiteTime.now
-                let keys = try Self.limitedKeysWithRoom(request.names, now: now, db)
-                let statement = Self.claimStatement(request, now: now, limitedKeys: keys)
-                return try db.rows(statement.sql, statement.binds).map { try ClaimedJob(row: $0, owner: request.owner) }
-            }
-        } else {
-            // One statement: SQLite takes the write lock when it starts, so no BEGIN is needed. Its text
-            // depends only on the names asked for, which a worker keeps: compiled once, then reused.
-            jobs = try await withWriter { db in
-                let statement = Self.claimStatement(request, now: SQLiteTime.now, limitedKeys: [])
-                return try db.rows(statement.sql, statement.binds, prepared: true)
-                    .map { try ClaimedJob(row: $0, owner: request.owner) }
-            }
+        guard Self.asksForJobs(request) else { return [] }
+        if try await mayHaveLimits() {
+            return try await transaction { db in try Self.claimJobs(request, limited: true, db) }
         }
-        return jobs.sorted { ($0.priority, $1.readyAt, $1.id) > ($1.priority, $0.readyAt, $0.id) }
+        // One statement: SQLite takes the write lock when it starts, so no BEGIN is needed.
+        return try await withWriter { db in try Self.claimJobs(request, limited: false, db) }
+    }
+
+    /// Whether a claim can take anything at all.
+    private static func asksForJobs(_ request: ClaimRequest) -> Bool {
+        guard request.limit > 0 else { return false }
+        if case .only(let names) = request.names, names.isEmpty { return false }
+        return true
+    }
+
+    /// Claims on the writer connection; with `limited`, reads the limits first (inside a transaction).
+    private static func claimJobs(_ request: ClaimRequest, limited: Bool, _ db: Database) throws -> [ClaimedJob] {
+        let now = SQLiteTime.now
+        let rows: [SQLiteRow]
+        if limited {
+            let keys = try limitedKeysWithRoom(request.names, now: now, db)
+            let statement = claimStatement(request, now: now, limitedKeys: keys)
+            rows = try db.rows(statement.sql, statement.binds)
+        } else {
+            // Its text depends only on the names asked for, which a worker keeps: compiled once, then reused.
+            let statement = claimStatement(request, now: now, limitedKeys: [])
+            rows = try db.rows(statement.sql, statement.binds, prepared: true)
+        }
+        return try rows.map { try ClaimedJob(row: $0, owner: request.owner) }
+            .sorted { ($0.priority, $1.readyAt, $1.id) > ($1.priority, $0.readyAt, $0.id) }
     }
 
     /// Limited keys that have room and ready jobs of these names, with the room of each.
@@ -164,7 +173,7 @@ extension SQLiteJobStore {
         var renewed: [Int64: Bool] = [:]
         for chunk in heartbeats.chunked(500) {
             let values = rowPlaceholders(7, count: chunk.count)
-            var binds: [SQLiteData] = []
+        var binds: [SQLiteData] = []
             for beat in chunk {
                 binds += [
                     SQLiteData(beat.lease.id.rawValue), SQLiteData(beat.lease.attempt), SQLiteData(beat.lease.owner),
@@ -235,79 +244,89 @@ extension SQLiteJobStore {
 
     public func complete(_ completions: [JobCompletion]) async throws -> [JobLease] {
         guard !completions.isEmpty else { return [] }
-        var accepted: Set<JobLease> = []
-        var succeededWithDependents: [Int64] = []
-        var failedWithDependents: [Int64] = []
+        var recorded = RecordedOutcomes()
         for chunk in completions.chunked(400) {
-            var binds: [SQLiteData] = []
-            for completion in chunk {
-                let outcome = completion.outcome
-                let delay: Int64 =
-                    if case .retry(let after, _) = outcome { SQLiteTime.micros(after) } else { 0 }
-                let failed: Int =
-                    switch outcome {
-                    case .retry, .failed: 1
-                    default: 0
-                    }
-                binds += [
-                    SQLiteData(completion.lease.id.rawValue), SQLiteData(completion.lease.attempt),
-                    SQLiteData(completion.lease.owner), SQLiteData(outcome.resultingState.rawValue),
-                    SQLiteData(optional: outcome.message), SQLiteData(delay), SQLiteData(failed),
-                    SQLiteData(completion.progress == nil ? 0 : 1), SQLiteData(optional: completion.progress?.fraction),
-                    SQLiteData(optional: completion.progress?.completedUnits),
-                    SQLiteData(optional: completion.progress?.totalUnits),
-                    completion.result.map { SQLiteData($0) } ?? .null,
-                ]
-            }
-            // The time is bound last, by number, after the values that come first in the text.
-            let now = "?\(binds.count + 1)"
-            let sql = chunk.count == 1 ? Self.completeOne : """
-                    WITH v(id, attempt, owner, state, message, delay, failed, has_progress, progress, units_done,
-                        units_total, result) AS (VALUES \(rowPlaceholders(12, count: chunk.count)))
-                    UPDATE jobs SET
-                        state = CASE WHEN v.state = 'available' AND jobs.cancel_requested THEN 'canceled' ELSE v.state END,
-                        finished_at = CASE
-                            WHEN v.state <> 'available' OR jobs.cancel_requested THEN \(now) ELSE NULL END,
-                        run_at = CASE WHEN v.state = 'available' THEN \(now) + v.delay ELSE jobs.run_at END,
-                        message = COALESCE(v.message, jobs.message),
-                        failures = jobs.failures + v.failed,
-                        owner = NULL, lease_until = NULL,
-                        progress = CASE WHEN v.has_progress THEN v.progress ELSE jobs.progress END,
-                        units_done = CASE WHEN v.has_progress THEN v.units_done ELSE jobs.units_done END,
-                        units_total = CASE WHEN v.has_progress THEN v.units_total ELSE jobs.units_total END,
-                        result = CASE WHEN v.state = 'succeeded' THEN v.result ELSE jobs.result END
-                    FROM v
-                    WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.owner = v.owner AND jobs.state = 'running'
-                    RETURNING jobs.id AS id, jobs.attempt AS attempt, jobs.state AS state,
-                        jobs.has_dependents AS has_dependents
-                    """
-            let rows = try await withWriter { [binds] db in
-                try db.rows(sql, binds + [SQLiteData(SQLiteTime.now)], prepared: chunk.count == 1).map {
-                    (id: try $0.int64("id"), state: try $0.state(), hasDependents: $0.bool("has_dependents"))
-                }
-            }
-            let byID = Dictionary(chunk.map { ($0.lease.id.rawValue, $0.lease) }, uniquingKeysWith: { first, _ in first })
-            for row in rows {
-                let id = row.id
-                if let lease = byID[id] { accepted.insert(lease) }
-                guard row.hasDependents else { continue }
-                switch row.state {
-                case .succeeded: succeededWithDependents.append(id)
-                case .failed, .canceled, .discarded: failedWithDependents.append(id)
-                default: break
-                }
-            }
+            let rows = try await withWriter { db in try Self.recordOutcomes(chunk, db) }
+            recorded.add(rows, of: chunk)
         }
-        if !succeededWithDependents.isEmpty || !failedWithDependents.isEmpty {
+        if recorded.endedWithDependents {
             // A crash between the outcome and this leaves the dependents waiting until the next sweep.
-            try await transaction { [succeededWithDependents, failedWithDependents] db in
-                let now = SQLiteTime.now
-                try Self.releaseDependents(of: succeededWithDependents, db)
-                try Self.cancelDependents(of: failedWithDependents, now: now, db)
-            }
+            try await transaction { [recorded] db in try recorded.settleDependents(db) }
         }
         changes.signal()
-        return completions.map(\.lease).filter { !accepted.contains($0) }
+        return completions.map(\.lease).filter { !recorded.accepted.contains($0) }
+    }
+
+    /// Records the outcomes, settles their dependents and claims, all in one transaction: one trip to
+    /// the writer, one commit.
+    public func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim {
+        let claims = Self.asksForJobs(request)
+        let limited = claims ? try await mayHaveLimits() : false
+        let (recorded, claimed) = try await transaction { db in
+            var recorded = RecordedOutcomes()
+            for chunk in completions.chunked(400) {
+                recorded.add(try Self.recordOutcomes(chunk, db), of: chunk)
+            }
+            if recorded.endedWithDependents { try recorded.settleDependents(db) }
+            // After the outcomes: the slots and limits they freed, and the dependents they released.
+            let claimed = claims ? try Self.claimJobs(request, limited: limited, db) : []
+            return (recorded, claimed)
+        }
+        if !completions.isEmpty { changes.signal() }
+        return OutcomesThenClaim(
+            refused: completions.map(\.lease).filter { !recorded.accepted.contains($0) },
+            claimed: claimed
+        )
+    }
+
+    /// Writes the outcomes of at most 400 attempts (one statement) on the writer connection; returns
+    /// the rows it changed.
+    private static func recordOutcomes(_ chunk: ArraySlice<JobCompletion>, _ db: Database) throws -> [RecordedOutcomes.Row] {
+        var binds: [SQLiteData] = []
+        for completion in chunk {
+            let outcome = completion.outcome
+            let delay: Int64 =
+                if case .retry(let after, _) = outcome { SQLiteTime.micros(after) } else { 0 }
+            let failed: Int =
+                switch outcome {
+                case .retry, .failed: 1
+                default: 0
+                }
+            binds += [
+                SQLiteData(completion.lease.id.rawValue), SQLiteData(completion.lease.attempt),
+                SQLiteData(completion.lease.owner), SQLiteData(outcome.resultingState.rawValue),
+                SQLiteData(optional: outcome.message), SQLiteData(delay), SQLiteData(failed),
+                SQLiteData(completion.progress == nil ? 0 : 1), SQLiteData(optional: completion.progress?.fraction),
+                SQLiteData(optional: completion.progress?.completedUnits),
+                SQLiteData(optional: completion.progress?.totalUnits),
+                completion.result.map { SQLiteData($0) } ?? .null,
+            ]
+        }
+        // The time is bound last, by number, after the values that come first in the text.
+        let now = "?\(binds.count + 1)"
+        let sql = chunk.count == 1 ? completeOne : """
+            WITH v(id, attempt, owner, state, message, delay, failed, has_progress, progress, units_done,
+                units_total, result) AS (VALUES \(rowPlaceholders(12, count: chunk.count)))
+            UPDATE jobs SET
+                state = CASE WHEN v.state = 'available' AND jobs.cancel_requested THEN 'canceled' ELSE v.state END,
+                finished_at = CASE
+                    WHEN v.state <> 'available' OR jobs.cancel_requested THEN \(now) ELSE NULL END,
+                run_at = CASE WHEN v.state = 'available' THEN \(now) + v.delay ELSE jobs.run_at END,
+                message = COALESCE(v.message, jobs.message),
+                failures = jobs.failures + v.failed,
+                owner = NULL, lease_until = NULL,
+                progress = CASE WHEN v.has_progress THEN v.progress ELSE jobs.progress END,
+                units_done = CASE WHEN v.has_progress THEN v.units_done ELSE jobs.units_done END,
+                units_total = CASE WHEN v.has_progress THEN v.units_total ELSE jobs.units_total END,
+                result = CASE WHEN v.state = 'succeeded' THEN v.result ELSE jobs.result END
+            FROM v
+            WHERE jobs.id = v.id AND jobs.attempt = v.attempt AND jobs.owner = v.owner AND jobs.state = 'running'
+            RETURNING jobs.id AS id, jobs.attempt AS attempt, jobs.state AS state,
+                jobs.has_dependents AS has_dependents
+            """
+        return try db.rows(sql, binds + [SQLiteData(SQLiteTime.now)], prepared: chunk.count == 1).map {
+            RecordedOutcomes.Row(id: try $0.int64("id"), state: try $0.state(), hasDependents: $0.bool("has_dependents"))
+        }
     }
 
     /// The outcome of one job: what the `VALUES` form above does for many, with the row's values bound

@@ -97,6 +97,10 @@ public final class SQLiteJobStore: JobStore {
         settings.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A statement that changes several rows inside a transaction keeps a statement journal, a
+            // temporary file by default: created, written and deleted for every such statement (an
+            // outcome and a claim in one transaction took 100 µs each with it, 16 µs without).
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let writer = try DatabaseQueue(path: path, configuration: settings)
         do {
@@ -158,10 +162,11 @@ public final class SQLiteJobStore: JobStore {
         try await withWriter { db in
             if durable { try db.run("PRAGMA synchronous = FULL") }
             defer { if durable { try? db.run("PRAGMA synchronous = NORMAL") } }
-            try db.run("BEGIN IMMEDIATE")
+            // Kept compiled, as the statements of an unbatched worker are: one of these runs per job.
+            _ = try db.rows("BEGIN IMMEDIATE", prepared: true)
             do {
                 let result = try body(db)
-                try db.run("COMMIT")
+                _ = try db.rows("COMMIT", prepared: true)
                 return result
             } catch {
                 try? db.run("ROLLBACK")

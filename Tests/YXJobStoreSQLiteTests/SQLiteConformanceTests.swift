@@ -47,6 +47,7 @@ final class SQLiteConformanceTests: XCTestCase {
         try await conformance().cancelAndProgressAcrossProcesses()
     }
     func testGlobalLimitUnderContention() async throws { try await conformance().globalLimitUnderContention() }
+    func testOutcomesThenClaim() async throws { try await conformance().outcomesThenClaim() }
     func testUndecodableJobDiscarded() async throws { try await conformance().undecodableJobDiscarded() }
 
     // Stored JobDefinitions run through a YXQueue Dispatcher.

@@ -173,6 +173,60 @@ final class JobWorkerTests: XCTestCase {
         XCTAssertLessThanOrEqual(running.withLock { $0.most }, 2)
     }
 
+    /// One job per claim and per outcome write, so outcomes ride along with claims and outcome writes
+    /// claim the next jobs (two loops claiming at once): the worker's slots and a name's cap still
+    /// hold, and every job runs exactly once.
+    func testSlotsAndCapsHoldWhenOutcomesAndClaimsShareTrips() async throws {
+        struct Counts {
+            var now = 0
+            var most = 0
+            var cappedNow = 0
+            var cappedMost = 0
+            var runs: [JobID: Int] = [:]
+        }
+        let counts = Locked(Counts())
+        var registry = JobRegistry()
+        for name in ["plain", "capped"] {
+            registry.register(name, maximumConcurrentJobs: name == "capped" ? 2 : nil) { _, context in
+                counts.withLock { counts in
+                    counts.now += 1
+                    counts.most = max(counts.most, counts.now)
+                    if name == "capped" {
+                        counts.cappedNow += 1
+                        counts.cappedMost = max(counts.cappedMost, counts.cappedNow)
+                    }
+                    counts.runs[context.id, default: 0] += 1
+                }
+                // Long enough for the other loop to claim while this slot is taken.
+                try await Task.sleep(for: .microseconds(Int.random(in: 0...2000)))
+                counts.withLock { counts in
+                    counts.now -= 1
+                    if name == "capped" { counts.cappedNow -= 1 }
+                }
+            }
+        }
+        let ids = try await store.enqueue(
+            (0..<300).map { _ in JobRequest(name: "plain") } + (0..<100).map { _ in JobRequest(name: "capped") }
+        ).map(\.id)
+        var configuration = configuration()
+        configuration.maximumConcurrentJobs = 4
+        configuration.claimBatchSize = 1
+        configuration.completionBatchSize = 1
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+
+        let final = counts.withLock { $0 }
+        let succeeded = try await store.status().count(.succeeded)
+        XCTAssertEqual(succeeded, 400)
+        XCTAssertLessThanOrEqual(final.most, 4)
+        XCTAssertLessThanOrEqual(final.cappedMost, 2)
+        XCTAssertEqual(final.runs.count, 400)
+        XCTAssertEqual(Set(final.runs.values), [1])
+        let records = try await store.jobs(JobQuery(names: ["plain", "capped"], limit: 1000))
+        XCTAssertEqual(Set(records.map(\.attempt)), [1])
+        XCTAssertEqual(Set(records.map(\.id)), Set(ids))
+    }
+
     /// The store job's policy is YXQueue's RetryPolicy: its scope decides which handler errors are
     /// retried, and a transient error's Retry-After is waited for, up to maxRetryAfter.
     func testTheRetryScopeAndRetryAfterOfTheStoredPolicy() async throws {
