@@ -597,11 +597,14 @@ public final class JobWorker: Service, Sendable {
     }
 
     /// Claims jobs of `group` for the `limit` slots reserved, taking along the outcomes that wait to be
-    /// written (unless they are meant to wait for company): one trip to the store for both.
+    /// written, when both are few (a large group of outcomes is left whole to the completion loop, and
+    /// outcomes meant to wait for company wait): one trip to the store for both.
     private func claim(_ group: [String], limit: Int) async throws -> [ClaimedJob] {
-        let outcomes =
-            configuration.completionDelay == .zero && limit <= Self.smallTrip
-            ? state.withLock { $0.takeBatch(min(configuration.completionBatchSize, limit)) } : []
+        let outcomes = state.withLock { state -> [JobCompletion] in
+            guard configuration.completionDelay == .zero, limit <= Self.smallTrip, state.pending.count <= Self.smallTrip
+            else { return [] }
+            return state.takeBatch(configuration.completionBatchSize)
+        }
         do {
             guard !outcomes.isEmpty else { return try await store.claim(claimRequest(group, limit: limit)) }
             let result: OutcomesThenClaim
