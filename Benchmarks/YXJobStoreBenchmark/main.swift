@@ -3,10 +3,13 @@
 //
 //   swift run -c release YXJobStoreBenchmark [--postgres URL] [--jobs N] [--samples N] [--skip-recovery]
 //       [--stores SQLite,PostgreSQL] [--modes unbatched,batched,latency] [--recovery-bounds 5,30] [--raw]
+//       [--ceiling]
 //
 // Throughput: no-op jobs through workers (SQLite: one worker; PostgreSQL: four, each with its own
 // connections, as four processes would have), unbatched (claims and outcomes of one job each) and batched
-// (claims of up to 100, outcomes of up to 200). --raw adds the mean time of one store call without a worker.
+// (claims of up to 100, outcomes of up to 200). --raw adds the mean time of one store call without a worker;
+// --ceiling, what SQLite alone does on one thread with the store's statements (the most an unbatched
+// SQLite worker could reach on this machine at this moment).
 //
 // SQLite runs in a temporary folder. PostgreSQL runs when a URL is given (or YXQUEUE_TEST_POSTGRES_URL
 // is set), in a schema of its own that is dropped at the end. Start a durable server for honest figures:
@@ -327,6 +330,43 @@ func rawTiming(_ store: any JobStore, _ label: String) async throws {
         "| \(label) | \(format((claimTime / 1000).seconds * 1e6)) µs | \(format((completeTime / 1000).seconds * 1e6)) µs "
             + "| \(format(bothTime.seconds * 1e6)) µs | \(format(readTime.seconds * 1e6)) µs |"
     )
+}
+
+// MARK: - The SQLite ceiling (--ceiling)
+
+/// SQLite alone: one thread on the writer connection making the transactions an unbatched worker's
+/// trips make (the outcome of one job and the claim of the next), with the store's own statements and
+/// binding code, and no worker, task or thread hand-off. Returns jobs/s.
+func sqliteCeiling(jobs: Int) async throws -> Double {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-ceiling-\(UUID().uuidString).sqlite").path
+    defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+    let store = try await SQLiteJobStore.open(path: path, logger: quietLogger())
+    let name = "bench.ceiling"
+    for start in stride(from: 0, to: jobs + 1, by: 5000) {
+        _ = try await store.enqueue((0..<min(5000, jobs + 1 - start)).map { _ in JobRequest(name: name) })
+    }
+    let request = ClaimRequest(owner: "ceiling", names: .only([name]), limit: 1, leaseDuration: .seconds(30))
+    let seconds = try await store.withWriter { db -> Double in
+        var held = try SQLiteJobStore.claimJobs(request, limited: false, db)
+        let clock = ContinuousClock()
+        let began = clock.now
+        for _ in 0..<jobs {
+            _ = try db.rows("BEGIN IMMEDIATE", prepared: true)
+            _ = try SQLiteJobStore.recordOutcomes(held.map { JobCompletion(lease: $0.lease, outcome: .succeeded) }[...], db)
+            held = try SQLiteJobStore.claimJobs(request, limited: false, db)
+            _ = try db.rows("COMMIT", prepared: true)
+        }
+        return (clock.now - began).seconds
+    }
+    try await store.close()
+    return Double(jobs) / seconds
+}
+
+if CommandLine.arguments.contains("--ceiling") {
+    print("")
+    print("| SQLite alone, one thread, outcome + next claim per transaction | jobs/s |")
+    print("|---|---:|")
+    print("| the store's statements, no worker | \(format(try await sqliteCeiling(jobs: options.jobs))) |")
 }
 
 if CommandLine.arguments.contains("--raw") {

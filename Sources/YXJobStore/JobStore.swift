@@ -68,6 +68,11 @@ public protocol JobStore: Sendable {
     /// - Throws: Only when the outcomes were not recorded (write them again).
     func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim
 
+    /// Whether ``complete(_:thenClaim:)`` records and claims in one trip to the store. A ``JobWorker``
+    /// combines outcomes with claims only then: made as two calls, the claim would wait for the
+    /// outcome's trip, and a job would start later than with the two calls made side by side.
+    var combinesOutcomesWithClaims: Bool { get }
+
     /// Makes the jobs whose lease expired claimable again (or failed, when that was their last allowed
     /// attempt, or canceled, when a cancel was recorded).
     ///
@@ -129,6 +134,9 @@ public protocol JobStore: Sendable {
 }
 
 extension JobStore {
+    /// `false`: the default ``complete(_:thenClaim:)`` makes two calls.
+    public var combinesOutcomesWithClaims: Bool { false }
+
     /// Records the outcomes, then claims: two calls (see the requirement).
     public func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim {
         let refused = completions.isEmpty ? [] : try await complete(completions)

@@ -25,9 +25,10 @@ import YXQueue
 ///   too (counted as a failed attempt).
 /// - **Recovers** other workers' expired leases, and sweeps dependencies now and then.
 /// - **Completes**: outcomes are written in groups (``Configuration/completionBatchSize``); each is
-///   recorded only by the attempt that holds the lease. Small groups ride along with claims, and while
-///   jobs wait in the store, small outcome writes claim the jobs that take their slots: one trip to
-///   the store instead of two (``JobStore/complete(_:thenClaim:)``).
+///   recorded only by the attempt that holds the lease. On a store that records and claims in one trip
+///   (``JobStore/combinesOutcomesWithClaims``: SQLite), small groups ride along with claims, and while
+///   jobs wait in the store, small outcome writes claim the jobs that take their slots
+///   (``JobStore/complete(_:thenClaim:)``).
 ///
 /// A job whose handler is unknown or whose parameters do not decode ends `discarded` with the reason;
 /// a store error is logged and retried; neither stops the worker.
@@ -54,6 +55,8 @@ public final class JobWorker: Service, Sendable {
     public let configuration: Configuration
 
     private let store: any JobStore
+    /// Whether outcomes and claims share trips to the store (``JobStore/combinesOutcomesWithClaims``).
+    private let combinesTrips: Bool
     private let runner: any JobRunner
     private let logger: Logger
     private let metrics: JobWorkerMetrics
@@ -86,6 +89,7 @@ public final class JobWorker: Service, Sendable {
     ) {
         self.metrics = JobWorkerMetrics(factory: metricsFactory)
         self.store = store
+        self.combinesTrips = store.combinesOutcomesWithClaims
         self.runner = runner
         self.configuration = configuration.clamped
         var logger = logger
@@ -544,7 +548,7 @@ public final class JobWorker: Service, Sendable {
                     return ([], configuration.completionDelay - age, false, nil)
                 }
                 let batch = state.takeBatch(configuration.completionBatchSize)
-                guard case .running = state.phase, state.backlog, batch.count <= Self.smallTrip else {
+                guard case .running = state.phase, combinesTrips, state.backlog, batch.count <= Self.smallTrip else {
                     return (batch, nil, false, nil)
                 }
                 // The groups take turns, as in the claim loop.
@@ -601,7 +605,8 @@ public final class JobWorker: Service, Sendable {
     /// outcomes meant to wait for company wait): one trip to the store for both.
     private func claim(_ group: [String], limit: Int) async throws -> [ClaimedJob] {
         let outcomes = state.withLock { state -> [JobCompletion] in
-            guard configuration.completionDelay == .zero, limit <= Self.smallTrip, state.pending.count <= Self.smallTrip
+            guard combinesTrips, configuration.completionDelay == .zero, limit <= Self.smallTrip,
+                state.pending.count <= Self.smallTrip
             else { return [] }
             return state.takeBatch(configuration.completionBatchSize)
         }

@@ -3,9 +3,9 @@ import YXJobStore
 
 /// The outcomes a store call recorded: the attempts it accepted, and the ended jobs whose dependents
 /// must be released or canceled.
-struct RecordedOutcomes: Sendable {
+package struct RecordedOutcomes: Sendable {
     /// A row the outcome statement changed.
-    struct Row: Sendable {
+    package struct Row: Sendable {
         var id: Int64
         var state: StoredJobState
         var hasDependents: Bool

@@ -27,7 +27,7 @@ extension SQLiteJobStore {
     }
 
     /// Claims on the writer connection; with `limited`, reads the limits first (inside a transaction).
-    private static func claimJobs(_ request: ClaimRequest, limited: Bool, _ db: Database) throws -> [ClaimedJob] {
+    package static func claimJobs(_ request: ClaimRequest, limited: Bool, _ db: Database) throws -> [ClaimedJob] {
         let now = SQLiteTime.now
         let rows: [SQLiteRow]
         if limited {
@@ -257,6 +257,9 @@ extension SQLiteJobStore {
         return completions.map(\.lease).filter { !recorded.accepted.contains($0) }
     }
 
+    /// `true`: ``complete(_:thenClaim:)`` is one transaction.
+    public var combinesOutcomesWithClaims: Bool { true }
+
     /// Records the outcomes, settles their dependents and claims, all in one transaction: one trip to
     /// the writer, one commit.
     public func complete(_ completions: [JobCompletion], thenClaim request: ClaimRequest) async throws -> OutcomesThenClaim {
@@ -281,7 +284,7 @@ extension SQLiteJobStore {
 
     /// Writes the outcomes of at most 400 attempts (one statement) on the writer connection; returns
     /// the rows it changed.
-    private static func recordOutcomes(_ chunk: ArraySlice<JobCompletion>, _ db: Database) throws -> [RecordedOutcomes.Row] {
+    package static func recordOutcomes(_ chunk: ArraySlice<JobCompletion>, _ db: Database) throws -> [RecordedOutcomes.Row] {
         var binds: [SQLiteData] = []
         for completion in chunk {
             let outcome = completion.outcome

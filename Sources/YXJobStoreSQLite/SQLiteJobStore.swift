@@ -148,7 +148,7 @@ public final class SQLiteJobStore: JobStore {
 
     /// Runs `body` on the writer connection, alone among this store's writes, outside a transaction (a
     /// single statement is its own).
-    func withWriter<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+    package func withWriter<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         try checkOpen()
         return try await writer.writeWithoutTransaction(body)
     }
