@@ -329,7 +329,7 @@ public final class JobWorker: Service, Sendable {
             return true
         }
         guard running else {
-            // Claimed with outcomes while the worker began to shut down: given back unrun.
+            // Claimed while the worker began to shut down (the completion loop claims too): given back unrun.
             if !jobs.isEmpty { enqueueCompletions(jobs.map { JobCompletion(lease: $0.lease, outcome: .released) }) }
             return
         }
@@ -638,6 +638,7 @@ public final class JobWorker: Service, Sendable {
             result = try await store.complete(batch, thenClaim: claimRequest(group, limit: limit))
         } catch {
             start([], reserved: limit, group: group)
+            slotSignal.signal()
             throw error
         }
         reportRefused(result.refused)
@@ -646,6 +647,8 @@ public final class JobWorker: Service, Sendable {
             logger.warning("claim failed", metadata: ["error": "\(String(reflecting: error))"])
         }
         start(result.claimed, reserved: limit, group: group)
+        // Slots reserved and not filled: the claim loop may be waiting for one to free up.
+        if result.claimed.count < limit { slotSignal.signal() }
     }
 
     /// Puts outcomes that were not recorded back at the head of the queue, for the completion loop.
