@@ -7,7 +7,8 @@ import YXQueue
 /// it, so the connections (keep-alive), TLS sessions and HTTP/2 streams of its transfers are reused
 /// from one file to the next. No thread is blocked per transfer. Other threads never touch curl: they
 /// post commands (add, cancel, stop) to a locked inbox and wake the lane with `curl_multi_wakeup`, the
-/// one multi call that is safe from another thread.
+/// one multi call that is safe from another thread: once for the commands the lane has not taken yet,
+/// and not at all from the lane's own thread, which looks at the inbox before it waits.
 ///
 /// The thread starts with the first command and ends after ``idleTimeout`` without a transfer or a
 /// command, cleaning up its multi handle (and with it the idle connections) on its way out; the next
@@ -135,9 +136,16 @@ final class TransferLane: @unchecked Sendable {
         let delivery = inbox.withLock { s -> Delivery in
             if let failure = Self.globalFailure { return .refused(failure) }
             guard !s.isStopped else { return .refused(nil) }
+            let wakeUpPending = !s.commands.isEmpty
             s.commands.append(command)
             if let multi = s.multi {
-                curl_multi_wakeup(multi)  // only writes to a socket; never blocks
+                // One wake-up for the commands the thread has not taken yet; none from the lane's own
+                // thread (a finished transfer's handler starting the next one), which looks at the inbox
+                // before it waits. Each wake-up is a write, a read and a turn of the loop.
+                let onLane = s.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+                if !wakeUpPending && !onLane {
+                    curl_multi_wakeup(multi)  // only writes to a socket; never blocks
+                }
                 return .posted
             }
             // A thread that is starting reads the inbox before it first waits.
@@ -241,7 +249,9 @@ final class TransferLane: @unchecked Sendable {
                 let left = idleNanoseconds &- min(idleNanoseconds, DispatchTime.now().uptimeNanoseconds &- idleSince)
                 timeout = Int32(min(1_000, left / 1_000_000 + 1))
             }
-            curl_multi_poll(made, nil, 0, timeout, nil)
+            // Commands posted from this thread since the inbox was read come without a wake-up.
+            let posted = inbox.withLock { !$0.commands.isEmpty }
+            curl_multi_poll(made, nil, 0, posted ? 0 : timeout, nil)
         }
         if stopping {
             for transfer in Array(active.values) { finish(transfer, .canceled) }
