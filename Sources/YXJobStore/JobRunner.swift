@@ -15,10 +15,11 @@ import Foundation
 ///   when the worker had canceled the task (cancel recorded in the store, shutdown, timeout), the error is
 ///   read as that cancel, the shutdown's release, or the timeout.
 public protocol JobRunner: Sendable {
-    /// The names this runner runs: the worker claims only these.
+    /// The names this runner runs: the worker claims only these. Read once, when the worker starts.
     var jobNames: [String] { get }
 
     /// The most jobs of `name` this worker runs at once, within its own total; `nil` for no own cap.
+    /// Which names have a cap is read once, when the worker starts (it claims them apart).
     func maximumConcurrentJobs(named name: String) -> Int?
 
     /// Runs one claimed job.

@@ -128,9 +128,11 @@ public final class JobWorker: Service, Sendable {
         // The loops are tasks of the worker's own, not children of the caller's: a canceled caller
         // must still be able to give its jobs back to the store.
         let control = Task { await self.controlLoop() }
-        let completions = Task { await self.completionLoop(groups: self.claimGroups(names: names)) }
+        // The runner's names and caps are fixed: the claim groups are made once, for both loops that claim.
+        let groups = claimGroups(names: names)
+        let completions = Task { await self.completionLoop(groups: groups) }
         let main = Task {
-            await self.claimLoop(names: names)
+            await self.claimLoop(names: names, groups: groups)
             await self.drain()
         }
         await withTaskCancellationHandler {
@@ -191,7 +193,7 @@ public final class JobWorker: Service, Sendable {
 
     // MARK: - Claiming
 
-    private func claimLoop(names: [String]) async {
+    private func claimLoop(names: [String], groups: [[String]]) async {
         var errorDelay = Duration.milliseconds(50)
         while isRunning {
             let storeGeneration = store.changeGeneration
@@ -205,7 +207,7 @@ public final class JobWorker: Service, Sendable {
             var claimedAll = true
             var claimedAny = false
             do {
-                for group in claimGroups(names: names) where isRunning {
+                for group in groups where isRunning {
                     // The room now: the claims before this one took some.
                     let limit = reserveRoom(for: group)
                     guard limit > 0 else { continue }

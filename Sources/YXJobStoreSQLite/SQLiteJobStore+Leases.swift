@@ -173,7 +173,7 @@ extension SQLiteJobStore {
         var renewed: [Int64: Bool] = [:]
         for chunk in heartbeats.chunked(500) {
             let values = rowPlaceholders(7, count: chunk.count)
-        var binds: [SQLiteData] = []
+            var binds: [SQLiteData] = []
             for beat in chunk {
                 binds += [
                     SQLiteData(beat.lease.id.rawValue), SQLiteData(beat.lease.attempt), SQLiteData(beat.lease.owner),
