@@ -54,7 +54,7 @@ public final class DownloadJob: Job, @unchecked Sendable {
         options: DownloadOptions = DownloadOptions(),
         engine: TransferEngine = .shared,
         tag: Int = 0,
-        callbackQueue: DispatchQueue = .global(qos: .utility)
+        callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) {
         self.init(
             url: url, to: directory.appendingPathComponent(FileNaming.name(for: url)), checksum: checksum,
@@ -78,7 +78,7 @@ public final class DownloadJob: Job, @unchecked Sendable {
         options: DownloadOptions = DownloadOptions(),
         engine: TransferEngine = .shared,
         tag: Int = 0,
-        callbackQueue: DispatchQueue = .global(qos: .utility)
+        callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) {
         self.init(
             url: url, to: file, checksum: checksum, options: options, engine: engine, tag: tag,

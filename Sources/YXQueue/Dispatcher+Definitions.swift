@@ -16,7 +16,7 @@ extension Dispatcher {
     ///   - callbackQueue: Where the job's callbacks are delivered.
     @discardableResult
     public func start<Definition: JobDefinition>(
-        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility)
+        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) -> JobHandle<Definition.Output> {
         let handle = JobHandle(definition, tag: tag, callbackQueue: callbackQueue)
         handle.start(on: self)
@@ -36,7 +36,7 @@ extension Dispatcher {
     /// - Throws: `CancellationError` when the waiting task is cancelled (the job is not started).
     @discardableResult
     public func submit<Definition: JobDefinition>(
-        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility)
+        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) async throws -> JobHandle<Definition.Output> {
         try await waitForRoom()
         defer { releaseReservation() }
@@ -52,7 +52,7 @@ extension Dispatcher {
     ///
     /// - Throws: The job's error, or `CancellationError` when it was canceled.
     public func run<Definition: JobDefinition>(
-        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility)
+        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) async throws -> Definition.Output {
         let job = DefinitionJob(definition, tag: tag, callbackQueue: callbackQueue)
         return try JobHandle<Definition.Output>.output(from: try await job.run(on: self))

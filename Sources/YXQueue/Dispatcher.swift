@@ -272,10 +272,15 @@ public final class Dispatcher: Sendable {
         }
     }
 
+    /// Submits a ready operation to its queue.
+    func submit(_ operation: QueueOperation, handedOver: Bool) {
+        workQueue(named: operation.queue).submit(operation, handedOver: handedOver)
+    }
+
     /// Submits ready operations to their queues.
     func submit(_ operations: [QueueOperation], handedOver: Bool) {
         if operations.count == 1 {
-            workQueue(named: operations[0].queue).submit(operations, handedOver: handedOver)
+            submit(operations[0], handedOver: handedOver)
             return
         }
         var byQueue: [String: [QueueOperation]] = [:]
@@ -319,8 +324,8 @@ public final class Dispatcher: Sendable {
     /// Called in a job's drain, on its callback queue.
     func deliverToObservers(_ job: Job, _ event: JobEvent) {
         guard hasObservers else { return }
-        let observers = state.withLock { $0.observers.map(\.handler) }
-        for observer in observers { observer(job, event) }
+        let observers = state.withLock { $0.observers }  // a copy of the list: no allocation
+        for observer in observers { observer.handler(job, event) }
     }
 
     // MARK: - Bookkeeping (called by Job)
@@ -329,21 +334,20 @@ public final class Dispatcher: Sendable {
     func register(_ job: Job) {
         activity.enter()
         state.withLock { s in
-            let id = ObjectIdentifier(job)
-            if let entry = s.active[id] {
-                // The previous attempt's unregister is still queued behind its terminal callback.
-                s.active[id] = Entry(job: entry.job, count: entry.count + 1)
-            } else {
-                s.active[id] = Entry(job: job, count: 1)
-            }
+            // More than one when the previous attempt's unregister is still queued behind its terminal
+            // callback. (One lookup: the default subscript modifies in place.)
+            s.active[ObjectIdentifier(job), default: Entry(job: job, count: 0)].count += 1
         }
     }
 
     func unregister(_ job: Job) {
         let resumed = state.withLock { s -> [Waiter] in
-            let id = ObjectIdentifier(job)
-            guard let entry = s.active[id] else { return [] }
-            s.active[id] = entry.count == 1 ? nil : Entry(job: entry.job, count: entry.count - 1)
+            guard let index = s.active.index(forKey: ObjectIdentifier(job)) else { return [] }
+            if s.active.values[index].count == 1 {
+                s.active.remove(at: index)
+            } else {
+                s.active.values[index].count -= 1
+            }
             return s.takeWaitersThatFit()
         }
         for waiter in resumed { waiter.continuation.resume() }
@@ -352,7 +356,7 @@ public final class Dispatcher: Sendable {
 
     private struct Entry {
         let job: Job
-        let count: Int
+        var count: Int
     }
 
     private struct Waiter {

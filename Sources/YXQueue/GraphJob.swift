@@ -36,7 +36,7 @@ public final class GraphJob: Job, @unchecked Sendable {
     ///   - deadline: The longest an attempt may run (default: no limit).
     ///   - build: Makes the operations of one attempt, with their prerequisites.
     public init(
-        name: String, tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility),
+        name: String, tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue,
         retryPolicy: RetryPolicy = .never, deadline: Duration? = nil, build: @escaping Builder
     ) {
         self.jobName = name

@@ -55,12 +55,14 @@ extension Job {
             var canceledEarly = false
         }
         let waiter = Locked(Waiter())
-        let resume: @Sendable (Outcome) -> Void = { [weak self] outcome in
+        // The job's state, not the job: no weak reference (see `observerRemoval`). The observer holds
+        // `resume` until it is called, which removes the observer.
+        let resume: @Sendable (Outcome) -> Void = { [core] outcome in
             let (continuation, observer) = waiter.withLock { w in
                 defer { w.continuation = nil; w.observer = nil }
                 return (w.continuation, w.observer)
             }
-            if let observer { self?.removeObserver(observer) }
+            if let observer { Job.removeObserver(observer, from: core) }
             continuation?.resume(returning: outcome)
         }
         return await withTaskCancellationHandler {
@@ -143,7 +145,8 @@ extension Job {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in self?.removeObserver(id) }
+        let removal = observerRemoval(id)
+        continuation.onTermination = { _ in removal() }
         return stream
     }
 }

@@ -9,8 +9,7 @@ extension Job {
     /// }
     /// ```
     public func observe(_ handler: @escaping @Sendable (Job, JobEvent) -> Void) -> JobObservation {
-        let id = addObserver(handler)
-        return JobObservation { [weak self] in self?.removeObserver(id) }
+        JobObservation(removal: observerRemoval(addObserver(handler)))
     }
 
     /// Calls `handler` when the job's first operation begins.

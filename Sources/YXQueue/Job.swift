@@ -55,6 +55,11 @@ open class Job: @unchecked Sendable {
 
     private let limits: Limits?
 
+    /// The queue a job delivers its callbacks on unless it is given another: the global queue of
+    /// utility quality of service. (One object for all jobs: `DispatchQueue.global(qos:)` makes a new
+    /// one at each call.)
+    public static let defaultCallbackQueue = DispatchQueue.global(qos: .utility)
+
     let core: Locked<Core>
 
     /// Creates a job.
@@ -66,7 +71,7 @@ open class Job: @unchecked Sendable {
     ///   - retryPolicy: How failures are retried (default: never).
     ///   - deadline: The longest an attempt may run (default: no limit).
     public init(
-        tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility), retryPolicy: RetryPolicy = .never,
+        tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue, retryPolicy: RetryPolicy = .never,
         deadline: Duration? = nil
     ) {
         self.tag = tag
@@ -140,10 +145,50 @@ open class Job: @unchecked Sendable {
     /// run (a `run()` from a task that was already cancelled).
     @discardableResult
     func start(on dispatcher: Dispatcher, canceled: Bool) -> Bool {
-        let manager = ensureManager()
-        let attempt: Int? = core.withLock { s in
-            guard !s.isActive else { return nil }
-            guard s.state == .ready || s.state.isRestartable else { return nil }
+        // The manager is made outside the lock (its initializer is the subclass's code), only on the
+        // first start: one lock when the job already has one, two the first time.
+        var made: JobManager?
+        while true {
+            let step = begin(on: dispatcher, manager: made)
+            switch step {
+            case .refused:
+                return false
+            case .needsManager:
+                made = Self.managerClass.init(job: self)
+            case .began(let attempt, let manager):
+                if let metrics = dispatcher.instruments.jobStarted(self, attempt: attempt) {
+                    core.withLock { s in if s.attempt == attempt { s.metrics = metrics } }
+                }
+                if canceled {
+                    end(to: .canceled, event: .canceled, attempt: attempt)
+                } else {
+                    manager.begin(attempt: attempt, dispatcher: dispatcher)
+                }
+                return true
+            }
+        }
+    }
+
+    private enum BeginStep {
+        case refused
+        case needsManager
+        case began(attempt: Int, manager: JobManager)
+    }
+
+    /// Begins an attempt under the lock, if the job may begin one and has (or is given) its manager.
+    private func begin(on dispatcher: Dispatcher, manager made: JobManager?) -> BeginStep {
+        core.withLock { s in
+            guard !s.isActive else { return .refused }
+            guard s.state == .ready || s.state.isRestartable else { return .refused }
+            let manager: JobManager
+            if let existing = s.manager {
+                manager = existing
+            } else if let made {
+                s.manager = made
+                manager = made
+            } else {
+                return .needsManager
+            }
             s.state = .ready
             s.attempt += 1
             s.isActive = true
@@ -156,18 +201,8 @@ open class Job: @unchecked Sendable {
             s.progressFlushScheduled = false
             s.phaseStartedAt = DispatchTime.now().uptimeNanoseconds
             dispatcher.register(self)
-            return s.attempt
+            return .began(attempt: s.attempt, manager: manager)
         }
-        guard let attempt else { return false }
-        if let metrics = dispatcher.instruments.jobStarted(self, attempt: attempt) {
-            core.withLock { s in if s.attempt == attempt { s.metrics = metrics } }
-        }
-        if canceled {
-            end(to: .canceled, event: .canceled, attempt: attempt)
-        } else {
-            manager.begin(attempt: attempt, dispatcher: dispatcher)
-        }
-        return true
     }
 
     /// Begins a new attempt of a canceled or failed job, on the dispatcher of its last attempt.
@@ -230,33 +265,27 @@ open class Job: @unchecked Sendable {
 
     // MARK: - Internals used by JobManager and Dispatcher
 
-    private func ensureManager() -> JobManager {
-        if let existing = core.withLock({ $0.manager }) { return existing }
-        let made = Self.managerClass.init(job: self)
-        return core.withLock { s in
-            if let existing = s.manager { return existing }
-            s.manager = made
-            return made
-        }
-    }
-
-    /// The first operation of `attempt` is about to execute.
-    func markExecuting(attempt: Int) {
+    /// An operation of `attempt` is about to execute: the first one marks the job executing.
+    ///
+    /// - Returns: Whether operations of `attempt` may still run (the attempt is active and not ended).
+    func markExecuting(attempt: Int) -> Bool {
         typealias Marked = (
             wake: Bool, queuedFor: UInt64, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?
         )
-        let marked: Marked? = core.withLock { s in
-            guard s.isActive, s.attempt == attempt, s.state == .ready else { return nil }
+        let marked: (current: Bool, first: Marked?) = core.withLock { s in
+            guard s.isActive, s.attempt == attempt, !s.state.isTerminal else { return (false, nil) }
+            guard s.state == .ready else { return (true, nil) }
             s.state = .executing
             let now = DispatchTime.now().uptimeNanoseconds
             let queuedFor = now &- s.phaseStartedAt
             s.phaseStartedAt = now
-            return (post(.event(.started, attempt: attempt), in: &s), queuedFor, s.dispatcher, s.metrics)
+            return (true, (post(.event(.started, attempt: attempt), in: &s), queuedFor, s.dispatcher, s.metrics))
         }
-        guard let marked else { return }
-        marked.dispatcher?.instruments.jobBeganExecuting(
-            self, attempt: attempt, queuedNanoseconds: marked.queuedFor, metrics: marked.metrics)
-        if marked.wake { scheduleDrain() }
+        guard let first = marked.first else { return marked.current }
+        first.dispatcher?.instruments.jobBeganExecuting(
+            self, attempt: attempt, queuedNanoseconds: first.queuedFor, metrics: first.metrics)
+        if first.wake { scheduleDrain() }
+        return true
     }
 
     /// Whether operations of `attempt` may still run.
@@ -321,8 +350,10 @@ open class Job: @unchecked Sendable {
         if marked.wake { scheduleDrain() }
     }
 
-    func finish(result: (any Sendable)?, attempt: Int) {
-        end(to: .finished, event: .finished(result), attempt: attempt, result: result)
+    /// - Parameter graphSettled: every operation of the attempt finished and its timers were canceled:
+    ///   the end need not visit the manager's graph.
+    func finish(result: (any Sendable)?, attempt: Int, graphSettled: Bool = false) {
+        end(to: .finished, event: .finished(result), attempt: attempt, result: result, graphSettled: graphSettled)
     }
 
     func fail(_ error: any Error, attempt: Int) {
@@ -339,7 +370,8 @@ open class Job: @unchecked Sendable {
         event: JobEvent,
         attempt expected: Int?,
         result: (any Sendable)? = nil,
-        error: (any Error)? = nil
+        error: (any Error)? = nil,
+        graphSettled: Bool = false
     ) {
         struct Ended {
             let manager: JobManager?
@@ -387,7 +419,7 @@ open class Job: @unchecked Sendable {
             self, attempt: ended.attempt, as: terminal, error: error, ranNanoseconds: ended.ranFor, metrics: ended.metrics)
         if ended.wake { scheduleDrain() }
         if ended.unregisterNow { ended.dispatcher?.unregister(self) }
-        ended.manager?.attemptDidEnd(ended.attempt)
+        if !graphSettled { ended.manager?.attemptDidEnd(ended.attempt) }
     }
 
     // MARK: - Event delivery
@@ -418,6 +450,8 @@ open class Job: @unchecked Sendable {
         {
             return false
         }
+        // Most jobs post two or three events: room for four at once, not three reallocations.
+        if s.mailbox.capacity == 0 { s.mailbox.reserveCapacity(4) }
         s.mailbox.append(mail)
         if s.drainScheduled { return false }
         s.drainScheduled = true
@@ -433,38 +467,39 @@ open class Job: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(callbackQueue))
         while true {
             // The listeners are read with each item, so one removed in a callback hears nothing more.
-            let next: (Mail, [any JobDelegate], [Observer], Dispatcher?)? = core.withLock { s in
+            // They are copies of the lists (no allocation), filtered while delivering.
+            let next: (Mail, [WeakDelegate], [ObserverEntry], Dispatcher?)? = core.withLock { s in
                 guard !s.mailbox.isEmpty else {
                     s.drainScheduled = false
                     return nil
                 }
                 let mail = s.mailbox.removeFirst()
                 switch mail {
-                case .neverBegins(let attempt):
-                    return (mail, [], s.observers.filter { $0.attempt == attempt }.map(\.handler), nil)
+                case .neverBegins:
+                    return (mail, [], s.observers, nil)
                 case .unregister:
                     return (mail, [], [], nil)
-                case .event(_, let attempt):
-                    s.delegates.removeAll { $0.value == nil }
-                    let observers = s.observers.filter { $0.attempt == nil || $0.attempt == attempt }.map(\.handler)
-                    return (mail, s.delegates.compactMap(\.value), observers, s.dispatcher)
+                case .event:
+                    if s.delegates.contains(where: { $0.value == nil }) { s.delegates.removeAll { $0.value == nil } }
+                    return (mail, s.delegates, s.observers, s.dispatcher)
                 }
             }
             guard let (mail, delegates, observers, dispatcher) = next else { return }
             switch mail {
             case .unregister(let dispatcher):
                 dispatcher.unregister(self)
-            case .event(let event, _):
-                deliver(event, to: delegates, observers)
+            case .event(let event, let attempt):
+                deliver(event, to: delegates, observers, attempt: attempt)
                 dispatcher?.deliverToObservers(self, event)
-            case .neverBegins:
-                deliver(.canceled, to: [], observers)
+            case .neverBegins(let attempt):
+                for observer in observers where observer.attempt == attempt { observer.handler(self, .canceled) }
             }
         }
     }
 
-    private func deliver(_ event: JobEvent, to delegates: [any JobDelegate], _ observers: [Observer]) {
-        for delegate in delegates {
+    private func deliver(_ event: JobEvent, to delegates: [WeakDelegate], _ observers: [ObserverEntry], attempt: Int) {
+        for weakDelegate in delegates {
+            guard let delegate = weakDelegate.value else { continue }
             switch event {
             case .started: delegate.jobDidStart(self)
             case .progress(let value): delegate.job(self, didUpdateProgress: value)
@@ -474,8 +509,8 @@ open class Job: @unchecked Sendable {
             case .canceled: delegate.jobDidCancel(self)
             }
         }
-        for observer in observers {
-            observer(self, event)
+        for observer in observers where observer.attempt == nil || observer.attempt == attempt {
+            observer.handler(self, event)
         }
     }
 
@@ -485,8 +520,21 @@ open class Job: @unchecked Sendable {
     }
 
     typealias Observer = @Sendable (Job, JobEvent) -> Void
+    /// An observer: its id, the attempt it follows (`nil`: every attempt) and its closure.
+    typealias ObserverEntry = (id: UInt64, attempt: Int?, handler: Observer)
 
     func removeObserver(_ id: UInt64) {
+        Job.removeObserver(id, from: core)
+    }
+
+    /// What removes observer `id` later: it holds the job's state, not the job, so that a token or a
+    /// stream neither keeps the job alive nor needs a weak reference to it (a weak reference gives the
+    /// job a side table, which every later retain and release of the job goes through).
+    func observerRemoval(_ id: UInt64) -> @Sendable () -> Void {
+        { [core] in Job.removeObserver(id, from: core) }
+    }
+
+    static func removeObserver(_ id: UInt64, from core: Locked<Core>) {
         core.withLock { s in s.observers.removeAll { $0.id == id } }
     }
 
@@ -510,7 +558,7 @@ open class Job: @unchecked Sendable {
         /// The counters and timers of this job's name on its dispatcher (looked up once per attempt).
         var metrics: DispatcherInstruments.JobMetrics?
         var delegates: [WeakDelegate] = []
-        var observers: [(id: UInt64, attempt: Int?, handler: Observer)] = []
+        var observers: [ObserverEntry] = []
         var nextObserverID: UInt64 = 0
         /// Mail for the callback queue, in transition order (see `post(_:in:)`).
         var mailbox: [Mail] = []

@@ -28,7 +28,7 @@ public struct JobHandle<Output: Sendable>: Sendable {
     /// handle.start(on: dispatcher)
     /// ```
     public init<Definition: JobDefinition>(
-        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = .global(qos: .utility)
+        _ definition: Definition, tag: Int = 0, callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) where Definition.Output == Output {
         self.job = DefinitionJob(definition, tag: tag, callbackQueue: callbackQueue)
     }

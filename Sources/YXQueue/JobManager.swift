@@ -120,14 +120,18 @@ open class JobManager: @unchecked Sendable {
         if mustWait { return }
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeOperations()
-        let (previous, invalid) = graph.withLock { g -> ([QueueOperation], String?) in
+        // The operations go in, and those without prerequisites are taken, under one lock.
+        let (previous, invalid, step) = graph.withLock { g -> ([QueueOperation], String?, Step) in
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
             for operation in operations {
                 if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
             }
-            if invalid != nil { g.isLive = false }
-            return (previous, invalid)
+            if invalid != nil {
+                g.isLive = false
+                return (previous, invalid, .nothing)
+            }
+            return (previous, nil, g.step(manager: self, attempt: attempt))
         }
         for operation in previous { operation.unbindIfIdle() }
         if let invalid {
@@ -135,7 +139,7 @@ open class JobManager: @unchecked Sendable {
             return
         }
         if !isRetry, let deadline = job.deadline { armDeadline(deadline, attempt: attempt) }
-        advance(attempt: attempt, handedOver: false)
+        perform(step, attempt: attempt, handedOver: false)
     }
 
     /// Fails the attempt when it runs past `deadline`.
@@ -157,46 +161,33 @@ open class JobManager: @unchecked Sendable {
     /// - Parameter handedOver: whether this runs on the thread that just completed an operation (see
     ///   ``WorkQueue/submit(_:handedOver:)``).
     private func advance(attempt: Int, handedOver: Bool) {
-        enum Step { case nothing, submit([QueueOperation], Dispatcher), finish([QueueOperation]), fail(JobError) }
-        let step: Step = graph.withLock { g in
-            guard g.isLive, g.attempt == attempt, let dispatcher = g.dispatcher else { return .nothing }
-            if g.finishedCount == g.nodes.count {
-                g.isLive = false
-                return .finish(g.finishOrder())
-            }
-            var ready: [QueueOperation] = []
-            var invalid: String?
-            g.pending.removeAll { index in
-                let node = g.nodes[index]
-                var satisfied = true
-                for prerequisite in node.operation.prerequisites {
-                    guard let other = prerequisite.nodeIndex(in: self, attempt: attempt) else {
-                        invalid = "\(node.operation) waits for \(prerequisite), which is not part of the job"
-                        return false
-                    }
-                    if !g.nodes[other].isFinished { satisfied = false }
-                }
-                if satisfied { ready.append(node.operation) }
-                return satisfied
-            }
-            if let invalid {
-                g.isLive = false
-                return .fail(.invalidOperationGraph(invalid))
-            }
-            g.inFlight += ready.count
-            if ready.isEmpty && g.inFlight == 0 && !g.pending.isEmpty {
-                g.isLive = false
-                return .fail(.invalidOperationGraph("the prerequisites of \(g.pending.count) operations form a cycle"))
-            }
-            return ready.isEmpty ? .nothing : .submit(ready, dispatcher)
-        }
+        perform(graph.withLock { g in g.step(manager: self, attempt: attempt) }, attempt: attempt, handedOver: handedOver)
+    }
+
+    /// What the graph asks for next (see ``Graph/step(manager:attempt:)``).
+    fileprivate enum Step {
+        case nothing
+        /// One ready operation: the common case, without an array.
+        case submitOne(QueueOperation, Dispatcher)
+        case submit([QueueOperation], Dispatcher)
+        /// Every operation finished; the attempt's timers, which the graph no longer holds, are to be
+        /// canceled.
+        case finish([QueueOperation], timers: [DispatchWorkItem])
+        case fail(JobError)
+    }
+
+    private func perform(_ step: Step, attempt: Int, handedOver: Bool) {
         switch step {
         case .nothing:
             break
+        case .submitOne(let operation, let dispatcher):
+            dispatcher.submit(operation, handedOver: handedOver)
         case .submit(let operations, let dispatcher):
             dispatcher.submit(operations, handedOver: handedOver)
-        case .finish(let finished):
-            job.finish(result: makeResult(finishedOperations: finished), attempt: attempt)
+        case .finish(let finished, let timers):
+            for timer in timers { timer.cancel() }
+            // Nothing of the graph is left to stop: the job's end need not visit it again.
+            job.finish(result: makeResult(finishedOperations: finished), attempt: attempt, graphSettled: true)
         case .fail(let error):
             job.fail(error, attempt: attempt)
         }
@@ -210,11 +201,10 @@ open class JobManager: @unchecked Sendable {
             return true
         }
         guard admitted else { return false }
-        guard job.isCurrent(attempt: attempt) else {
+        guard job.markExecuting(attempt: attempt) else {
             operationDidComplete(operation, attempt: attempt, index: index, outcome: .canceled, didExecute: true)
             return false
         }
-        job.markExecuting(attempt: attempt)
         return true
     }
 
@@ -243,7 +233,7 @@ open class JobManager: @unchecked Sendable {
         outcome: QueueOperation.Outcome,
         didExecute: Bool
     ) {
-        enum Action { case none, succeeded(Double), failed(any Error), retry(any Error, TimeInterval), canceled }
+        enum Action { case none, succeeded(Double?), failed(any Error), retry(any Error, TimeInterval), canceled }
         var deferred: DeferredBegin?
         let action: Action = graph.withLock { g in
             if didExecute {
@@ -262,7 +252,8 @@ open class JobManager: @unchecked Sendable {
                 let aggregate = g.setProgress(1, of: index)
                 g.finishedCount += 1
                 g.nodes[index].finishSequence = g.finishedCount
-                return .succeeded(aggregate)
+                // The last one: the job's end reports 1 (unless the graph grows, and then later).
+                return .succeeded(g.finishedCount == g.nodes.count ? nil : aggregate)
             case .failure(let error):
                 g.isLive = false
                 if let delay = job.retryPolicy.delay(after: error, retriesUsed: g.retriesUsed) {
@@ -279,7 +270,7 @@ open class JobManager: @unchecked Sendable {
         case .none:
             break
         case .succeeded(let aggregate):
-            job.updateProgress(aggregate, attempt: attempt)
+            if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
             operationDidFinish(operation)
             advance(attempt: attempt, handedOver: true)
         case .failed(let error):
@@ -305,7 +296,7 @@ open class JobManager: @unchecked Sendable {
         let unfinished: [QueueOperation] = graph.withLock { g in
             guard g.attempt == attempt else { return [] }
             g.timers.append(timer)
-            g.pending.removeAll()
+            g.clearPending()
             return g.nodes.filter { !$0.isFinished }.map(\.operation)
         }
         for operation in unfinished { operation.cancel() }
@@ -319,8 +310,8 @@ open class JobManager: @unchecked Sendable {
             graph.withLock { g in
                 guard g.attempt == attempt else { return ([], [], []) }
                 g.isLive = false
-                let unsubmitted = g.pending.map { g.nodes[$0].operation }
-                g.pending.removeAll()
+                let unsubmitted = g.pendingCount == 0 ? [] : g.nodes.filter(\.isPending).map(\.operation)
+                g.clearPending()
                 let timers = g.timers
                 g.timers = []
                 return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted, timers)
@@ -352,6 +343,8 @@ open class JobManager: @unchecked Sendable {
             var progress: Double = 0
             /// 1 for the first operation to finish, 2 for the next, …; 0 while unfinished.
             var finishSequence = 0
+            /// Not submitted yet: waits for its prerequisites.
+            var isPending = true
             var isFinished: Bool { finishSequence > 0 }
         }
 
@@ -359,7 +352,9 @@ open class JobManager: @unchecked Sendable {
         var isLive = false
         var dispatcher: Dispatcher?
         var nodes: [Node] = []
-        var pending: [Int] = []
+        /// How many nodes are pending (a count, not a list: a job of one operation allocates nothing
+        /// for it).
+        var pendingCount = 0
         var inFlight = 0
         var finishedCount = 0
         var totalWeight: Double = 0
@@ -381,7 +376,7 @@ open class JobManager: @unchecked Sendable {
             self.dispatcher = dispatcher
             isLive = true
             nodes = []
-            pending = []
+            pendingCount = 0
             inFlight = 0
             finishedCount = 0
             totalWeight = 0
@@ -397,13 +392,71 @@ open class JobManager: @unchecked Sendable {
                 return nil
             case .alreadyRan:
                 return "\(operation) already ran: an operation runs once, so makeOperations() must build new ones"
-            case .added:
-                let node = Node(operation: operation, weight: max(0, operation.progressWeight))
+            case .added(let weight):
+                let node = Node(operation: operation, weight: max(0, weight))
                 nodes.append(node)
-                pending.append(index)
+                pendingCount += 1
                 totalWeight += node.weight
                 return nil
             }
+        }
+
+        /// Nothing pending is submitted any more (the attempt, or this set of operations, is over).
+        mutating func clearPending() {
+            guard pendingCount > 0 else { return }
+            for index in nodes.indices { nodes[index].isPending = false }
+            pendingCount = 0
+        }
+
+        /// Takes the pending operations whose prerequisites all finished; or ends the attempt when every
+        /// operation finished, or when the graph cannot make progress.
+        fileprivate mutating func step(manager: JobManager, attempt: Int) -> Step {
+            guard isLive, self.attempt == attempt, let dispatcher else { return .nothing }
+            if finishedCount == nodes.count {
+                isLive = false
+                let taken = timers
+                timers = []
+                return .finish(finishOrder(), timers: taken)
+            }
+            guard pendingCount > 0 else { return .nothing }
+            // Found first, taken after: a graph found invalid leaves its pending operations pending, so
+            // that the attempt's end lets go of them.
+            var firstReady: Int?
+            var moreReady: [Int] = []
+            for index in nodes.indices where nodes[index].isPending {
+                var satisfied = true
+                for prerequisite in nodes[index].operation.prerequisites {
+                    guard let other = prerequisite.nodeIndex(in: manager, attempt: attempt) else {
+                        isLive = false
+                        return .fail(.invalidOperationGraph(
+                            "\(nodes[index].operation) waits for \(prerequisite), which is not part of the job"))
+                    }
+                    if !nodes[other].isFinished { satisfied = false }
+                }
+                guard satisfied else { continue }
+                if firstReady == nil { firstReady = index } else { moreReady.append(index) }
+            }
+            guard let firstReady else {
+                if inFlight == 0 {
+                    isLive = false
+                    return .fail(.invalidOperationGraph("the prerequisites of \(pendingCount) operations form a cycle"))
+                }
+                return .nothing
+            }
+            nodes[firstReady].isPending = false
+            pendingCount -= 1
+            inFlight += 1
+            let first = nodes[firstReady].operation
+            if moreReady.isEmpty { return .submitOne(first, dispatcher) }
+            var ready = [first]
+            ready.reserveCapacity(1 + moreReady.count)
+            for index in moreReady {
+                nodes[index].isPending = false
+                ready.append(nodes[index].operation)
+            }
+            pendingCount -= moreReady.count
+            inFlight += moreReady.count
+            return .submit(ready, dispatcher)
         }
 
         func finishOrder() -> [QueueOperation] {

@@ -1,3 +1,4 @@
+import Synchronization
 
 /// A registration of a closure observer; releasing it (or calling ``invalidate()``) stops the closure.
 ///
@@ -7,19 +8,16 @@
 /// token.invalidate()   // or just let it go
 /// ```
 public final class JobObservation: Sendable {
-    private let removal: Locked<(@Sendable () -> Void)?>
+    private let removal: @Sendable () -> Void
+    private let isInvalidated = Atomic<Bool>(false)
 
     init(removal: @escaping @Sendable () -> Void) {
-        self.removal = Locked(removal)
+        self.removal = removal
     }
 
     /// Stops the observer. Safe to call any number of times, from any thread.
     public func invalidate() {
-        let action = removal.withLock { value -> (@Sendable () -> Void)? in
-            defer { value = nil }
-            return value
-        }
-        action?()
+        if !isInvalidated.exchange(true, ordering: .acquiringAndReleasing) { removal() }
     }
 
     deinit { invalidate() }

@@ -18,7 +18,9 @@ import Musl
 package struct Locked<Value>: @unchecked Sendable {
     private let storage: Storage
 
-    package init(_ value: Value) {
+    /// - Parameter value: The initial value, evaluated in place: a struct of several references is
+    ///   moved into the lock's storage, not copied (a copy costs a retain and, later, a release of each).
+    package init(_ value: @autoclosure () -> Value) {
         storage = Storage.make(value)
     }
 
@@ -30,8 +32,8 @@ package struct Locked<Value>: @unchecked Sendable {
 
     @usableFromInline
     final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
-        static func make(_ value: Value) -> Storage {
-            let buffer = Storage.create(minimumCapacity: 1) { _ in value }
+        static func make(_ value: () -> Value) -> Storage {
+            let buffer = Storage.create(minimumCapacity: 1) { _ in value() }
             buffer.withUnsafeMutablePointerToElements { mutex in
                 let result = pthread_mutex_init(mutex, nil)
                 precondition(result == 0, "pthread_mutex_init failed: \(result)")

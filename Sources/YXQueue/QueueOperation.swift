@@ -238,12 +238,14 @@ open class QueueOperation: @unchecked Sendable {
             return (s.owner, final)
         }
         guard let completed else { return }
-        finish(completed.outcome, notify: completed.owner, didExecute: true)
+        finish(completed.outcome, notify: completed.owner, didExecute: true, outcomeRecorded: true)
     }
 
-    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool) {
-        box.withLock { s in
-            if s.outcome == nil { s.outcome = outcome }
+    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool, outcomeRecorded: Bool = false) {
+        if !outcomeRecorded {
+            box.withLock { s in
+                if s.outcome == nil { s.outcome = outcome }
+            }
         }
         if let owner {
             owner.manager.operationDidComplete(
@@ -262,8 +264,9 @@ open class QueueOperation: @unchecked Sendable {
 
     /// Hands the operation to `manager` for `attempt`, as node `index` of its graph.
     ///
-    /// - Returns: `.added`, `.alreadyBound` when it already belongs to that attempt (added twice), or
-    ///   `.alreadyRan` when it ran before (an operation runs once).
+    /// - Returns: `.added` with the operation's ``progressWeight``, `.alreadyBound` when it already
+    ///   belongs to that attempt (added twice), or `.alreadyRan` when it ran before (an operation runs
+    ///   once).
     func bind(to manager: JobManager, attempt: Int, index: Int) -> BindResult {
         box.withLock { s in
             let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
@@ -273,11 +276,11 @@ open class QueueOperation: @unchecked Sendable {
             guard s.phase == .idle else { return .alreadyRan }
             s.owner = Owner(manager: manager, job: manager.job, attempt: attempt, index: index)
             s.place = place
-            return .added
+            return .added(weight: s.weight)
         }
     }
 
-    enum BindResult { case added, alreadyBound, alreadyRan }
+    enum BindResult { case added(weight: Double), alreadyBound, alreadyRan }
 
     /// The operation's index in `manager`'s graph for `attempt`, if it belongs to it.
     func nodeIndex(in manager: JobManager, attempt: Int) -> Int? {

@@ -75,9 +75,12 @@ enum ThreadLoop {
         return context.isRunning && context.isPoolThread
     }
 
+    /// Dispatch's global queue (one object, not one per call).
+    private static let pool = DispatchQueue.global()
+
     /// Runs `operation` on a pool thread, in a loop of its own.
     static func runOnPool(_ operation: QueueOperation, in queue: WorkQueue) {
-        DispatchQueue.global().async {
+        pool.async {
             let context = current
             context.isPoolThread = true
             run(operation, in: queue, handedOver: false)

@@ -68,6 +68,23 @@ final class WorkQueue: Sendable {
         for operation in start { launch(operation, handedOver: handedOver) }
     }
 
+    /// Puts one operation in line, and starts it if the limit allows (the same as `submit([operation])`,
+    /// without the arrays).
+    func submit(_ operation: QueueOperation, handedOver: Bool) {
+        let start = state.withLock { s -> QueueOperation? in
+            guard !s.isPaused && s.running < s.limit else {
+                s.ready.append(operation)
+                return nil
+            }
+            s.running += 1
+            guard !s.ready.isEmpty else { return operation }
+            // Not expected (a free slot with operations in line), but first in, first out all the same.
+            s.ready.append(operation)
+            return s.ready.popFirst()
+        }
+        if let start { launch(start, handedOver: handedOver) }
+    }
+
     /// An operation that held a slot ended: the slot goes to the next operation in line, if any.
     func slotFreed() {
         let next = state.withLock { s -> QueueOperation? in

@@ -136,6 +136,33 @@ final class CallbackTests: XCTestCase {
         _ = kept
     }
 
+    /// A token holds the job's observer list, not the job: the job goes when its last owner lets go,
+    /// and the token can still be invalidated (or released) afterwards. An awaited job goes as well.
+    func testTokensAndAwaitsDoNotKeepTheJobAlive() async throws {
+        let dispatcher = Dispatcher(name: "token-lifetime")
+        let calls = Log<String>()
+        weak var weakJob: Job?
+        weak var weakAwaited: Job?
+        let token: JobObservation
+        do {
+            let job = ClosureJob { _ in 1 }
+            weakJob = job
+            token = job.onFinish { _, _ in calls.append("finished") }
+            dispatcher.add(job)
+            let awaited = ClosureJob { _ in 2 }
+            weakAwaited = awaited
+            dispatcher.add(awaited)
+            let value = try await awaited.value
+            XCTAssertEqual(value as? Int, 2)
+            await dispatcher.waitForAllJobs()
+        }
+        XCTAssertNil(weakJob, "the token keeps the job alive")
+        XCTAssertNil(weakAwaited, "the finished await keeps the job alive")
+        token.invalidate()
+        token.invalidate()
+        XCTAssertEqual(calls.all, ["finished"])
+    }
+
     func testClosureHandlersSeeEveryKindOfEvent() async throws {
         let dispatcher = Dispatcher(name: "closures")
         let events = Log<String>()

@@ -153,13 +153,46 @@ final class SchedulingTests: XCTestCase {
         }
         for job in [cyclic, foreign] {
             dispatcher.add(job)
-            do {
-                _ = try await job.value
-                XCTFail("expected an invalid graph")
-            } catch let error as JobError {
-                guard case .invalidOperationGraph = error else { return XCTFail("\(error)") }
-            }
+            await assertFailsAsAnInvalidGraph(job)
         }
+    }
+
+    private func assertFailsAsAnInvalidGraph(_ job: Job, line: UInt = #line) async {
+        do {
+            _ = try await job.value
+            XCTFail("expected an invalid graph", line: line)
+        } catch let error as JobError {
+            guard case .invalidOperationGraph = error else { return XCTFail("\(error)", line: line) }
+        } catch {
+            XCTFail("\(error)", line: line)
+        }
+    }
+
+    /// A graph found invalid ends its job, and the job then lets go of every operation, the ready ones
+    /// found before the invalid one included (an operation bound to a job holds it until it finished or
+    /// its attempt ended).
+    func testAnInvalidGraphLetsGoOfItsOperationsAndItsJob() async throws {
+        let dispatcher = Dispatcher(name: "invalid-release")
+        weak var weakJob: Job?
+        weak var weakReady: QueueOperation?
+        do {
+            let job = TestGraphJob {
+                let ready = AnyTaskOperation(queue: "invalid-release") { _ in nil }
+                let outsider = AnyTaskOperation(queue: "invalid-release") { _ in nil }
+                let waiting = AnyTaskOperation(queue: "invalid-release") { _ in nil }
+                waiting.addPrerequisite(outsider)
+                return [ready, waiting]
+            }
+            weakJob = job
+            dispatcher.add(job)
+            await assertFailsAsAnInvalidGraph(job)
+            await dispatcher.waitForAllJobs()
+            weakReady = job.manager?.operations.first
+            XCTAssertNotNil(weakReady)
+            XCTAssertEqual(weakReady?.isFinished, false, "the ready operation never ran")
+        }
+        XCTAssertNil(weakJob, "the job's operations still hold it")
+        XCTAssertNil(weakReady)
     }
 
     func testManagerCanGrowTheGraphWhenAnOperationFinishes() async throws {
