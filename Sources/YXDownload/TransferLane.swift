@@ -59,6 +59,12 @@ final class TransferLane: @unchecked Sendable {
     private var limit: Int?
     private var lastRefill = DispatchTime.now().uptimeNanoseconds
     private var paused: [Transfer] = []
+    /// Easy handles of finished transfers, reset to curl's defaults, for the next transfers: a reset
+    /// handle costs less to set up than a new one (`curl_easy_init` allocates and clears curl's whole
+    /// per-transfer state, `curl_easy_cleanup` frees it). Emptied before the thread ends.
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    /// At most this many spare handles are kept: enough for `-j` of common sizes.
+    private static let maxSpareHandles = 64
 
     /// Creates a lane. It holds no thread until the first command.
     init(number: Int, idleTimeout: TimeInterval, transfers: EngineTransferCount, instruments: DownloadInstruments) {
@@ -214,6 +220,8 @@ final class TransferLane: @unchecked Sendable {
         while !stopping {
             let now = DispatchTime.now().uptimeNanoseconds
             let isIdle = active.isEmpty
+            // The thread may end below: its spare handles go first, while it still owns the lane.
+            if isIdle && now &- idleSince >= idleNanoseconds { releaseSpareHandles() }
             let (commands, maxSpeed, ends) = inbox.withLock { s -> ([Command], Int?, Bool) in
                 if s.commands.isEmpty && isIdle && now &- idleSince >= idleNanoseconds {
                     // Nothing to do for the idle timeout: end. From here on, a command starts a new thread.
@@ -255,6 +263,7 @@ final class TransferLane: @unchecked Sendable {
         }
         if stopping {
             for transfer in Array(active.values) { finish(transfer, .canceled) }
+            releaseSpareHandles()
             let leftovers = inbox.withLock { s -> [Command] in
                 s.threadRunning = false
                 s.multi = nil
@@ -275,7 +284,7 @@ final class TransferLane: @unchecked Sendable {
 
     private func add(_ transfer: Transfer) {
         guard !transfer.isDone else { return }
-        guard let handle = curl_easy_init() else {
+        guard let handle = spareHandles.popLast() ?? curl_easy_init() else {
             transfer.isDone = true
             transfer.handler.transferDidComplete(
                 .failure(DownloadError(.transfer, "curl_easy_init failed", url: transfer.redactedURL)))
@@ -355,6 +364,11 @@ final class TransferLane: @unchecked Sendable {
             return lane.deliver(UnsafeRawBufferPointer(start: data, count: size * count), to: transfer)
         }
         transfer.lane = self
+    }
+
+    private func releaseSpareHandles() {
+        for handle in spareHandles { curl_easy_cleanup(handle) }
+        spareHandles.removeAll()
     }
 
     /// A redirect (`3xx`) whose `Location` holds control characters is refused before curl follows it:
@@ -518,7 +532,14 @@ final class TransferLane: @unchecked Sendable {
             active[handle] = nil
             engineTransfers.count.subtract(1, ordering: .relaxed)
             if let multi { curl_multi_remove_handle(multi, handle) }
-            curl_easy_cleanup(handle)
+            if spareHandles.count < Self.maxSpareHandles {
+                // Back to curl's defaults (options, callbacks and their data, the error buffer); curl
+                // keeps only caches that are not the transfer's own (connections, DNS, TLS sessions).
+                curl_easy_reset(handle)
+                spareHandles.append(handle)
+            } else {
+                curl_easy_cleanup(handle)
+            }
             transfer.handle = nil
         }
         transfer.lane = nil

@@ -196,6 +196,15 @@ public final class Dispatcher: Sendable {
     /// Waits until a job may start under ``maxPendingJobs``, and reserves its place: call
     /// ``releaseReservation()`` once the job was started (or not).
     func waitForRoom() async throws {
+        // Room now and nobody in line: the place is reserved without suspending (no continuation, no
+        // task switch), which is every job of a producer that keeps up with its bound.
+        if Task.isCancelled { throw CancellationError() }
+        let reservedAtOnce = state.withLock { s -> Bool in
+            guard s.waiters.isEmpty && s.hasRoom else { return false }
+            s.reserved += 1
+            return true
+        }
+        if reservedAtOnce { return }
         let id = state.withLock { s -> UInt64 in
             s.nextWaiterID += 1
             return s.nextWaiterID
