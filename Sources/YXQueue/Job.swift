@@ -1,3 +1,4 @@
+import DequeModule
 import Dispatch
 import Foundation
 
@@ -451,7 +452,7 @@ open class Job: @unchecked Sendable {
             return false
         }
         // Most jobs post two or three events: room for four at once, not three reallocations.
-        if s.mailbox.capacity == 0 { s.mailbox.reserveCapacity(4) }
+        if s.mailbox.isEmpty { s.mailbox.reserveCapacity(4) }
         s.mailbox.append(mail)
         if s.drainScheduled { return false }
         s.drainScheduled = true
@@ -473,6 +474,8 @@ open class Job: @unchecked Sendable {
                     s.drainScheduled = false
                     return nil
                 }
+                // Moved out, not copied (an event's payload is an existential, whose copies go through
+                // the runtime's generic value witnesses).
                 let mail = s.mailbox.removeFirst()
                 switch mail {
                 case .neverBegins:
@@ -484,14 +487,15 @@ open class Job: @unchecked Sendable {
                     return (mail, s.delegates, s.observers, s.dispatcher)
                 }
             }
-            guard let (mail, delegates, observers, dispatcher) = next else { return }
-            switch mail {
-            case .unregister(let dispatcher):
+            switch consume next {
+            case nil:
+                return
+            case (.unregister(let dispatcher), _, _, _)?:
                 dispatcher.unregister(self)
-            case .event(let event, let attempt):
+            case (.event(let event, let attempt), let delegates, let observers, let dispatcher)?:
                 deliver(event, to: delegates, observers, attempt: attempt)
                 dispatcher?.deliverToObservers(self, event)
-            case .neverBegins(let attempt):
+            case (.neverBegins(let attempt), _, let observers, _)?:
                 for observer in observers where observer.attempt == attempt { observer.handler(self, .canceled) }
             }
         }
@@ -561,7 +565,7 @@ open class Job: @unchecked Sendable {
         var observers: [ObserverEntry] = []
         var nextObserverID: UInt64 = 0
         /// Mail for the callback queue, in transition order (see `post(_:in:)`).
-        var mailbox: [Mail] = []
+        var mailbox = Deque<Mail>()
         /// Whether a drain is scheduled or running on the callback queue.
         var drainScheduled = false
 
