@@ -80,6 +80,30 @@ final class BackPressureTests: XCTestCase {
         await dispatcher.waitForAllJobs()
     }
 
+    /// A submit with room goes at once, without waiting in line; from a task already cancelled it
+    /// throws and starts nothing, room or not, and leaves no place reserved.
+    func testSubmitFromACancelledTaskStartsNothingEvenWithRoom() async throws {
+        let dispatcher = Dispatcher(name: "bounded-cancelled", maxPendingJobs: 2)
+        let started = Log<Int>()
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await dispatcher.submit(ClosureJob { _ in started.append(1); return nil })
+        }
+        do {
+            _ = try await cancelled.value
+            XCTFail("expected cancellation")
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)")
+        }
+        XCTAssertEqual(dispatcher.activeJobCount, 0)
+        for value in 2...3 {
+            let began = try await dispatcher.submit(ClosureJob { _ in started.append(value); return nil })
+            XCTAssertTrue(began)
+        }
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(started.all.sorted(), [2, 3], "both places were free again")
+    }
+
     func testRaisingTheBoundReleasesWaiters() async throws {
         let dispatcher = Dispatcher(name: "bounded-raise", maxPendingJobs: 1)
         let probe = ConcurrencyProbe()
