@@ -154,13 +154,18 @@ open class QueueOperation: @unchecked Sendable {
     public var outcome: Outcome? { box.withLock { $0.outcome } }
     /// The result, when the operation succeeded.
     public var result: (any Sendable)? {
-        if case .success(let value) = outcome { return value }
-        return nil
+        // Taken under the lock: one copy of the value, not one of the outcome and then of the value.
+        box.withLock { s in
+            if case .success(let value)? = s.outcome { return value }
+            return nil
+        }
     }
     /// The error, when the operation failed.
     public var error: (any Error)? {
-        if case .failure(let error) = outcome { return error }
-        return nil
+        box.withLock { s in
+            if case .failure(let error)? = s.outcome { return error }
+            return nil
+        }
     }
 
     /// Cancels the operation: one that is waiting never executes, an executing one is told at once
@@ -231,14 +236,19 @@ open class QueueOperation: @unchecked Sendable {
     }
 
     private func complete(_ outcome: Outcome) {
-        let completed: (owner: Owner?, outcome: Outcome)? = box.withLock { s in
+        // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
+        // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
+        let completed: (owner: Owner?, canceled: Bool)? = box.withLock { s in
             guard s.phase == .executing, s.outcome == nil else { return nil }
-            let final: Outcome = s.isCancelled ? .canceled : outcome
-            s.outcome = final
-            return (s.owner, final)
+            s.outcome = s.isCancelled ? .canceled : outcome
+            return (s.owner, s.isCancelled)
         }
         guard let completed else { return }
-        finish(completed.outcome, notify: completed.owner, didExecute: true, outcomeRecorded: true)
+        if completed.canceled {
+            finish(.canceled, notify: completed.owner, didExecute: true, outcomeRecorded: true)
+        } else {
+            finish(outcome, notify: completed.owner, didExecute: true, outcomeRecorded: true)
+        }
     }
 
     private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool, outcomeRecorded: Bool = false) {
