@@ -57,6 +57,9 @@ final class Transfer: @unchecked Sendable {
     var stop: TransferStop?
     /// Paused by the speed limit.
     var isPaused = false
+    /// Whether the speed limit ever paused it: its easy handle is then not reused (a reset handle kept
+    /// pause state in libcurl releases before the fix of curl/curl#20641).
+    var wasPaused = false
     /// Bytes this transfer may still take under the overall speed limit (its share of the budget).
     var allowance: Double = 0
     var isDone = false

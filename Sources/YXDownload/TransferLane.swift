@@ -404,6 +404,7 @@ final class TransferLane: @unchecked Sendable {
             if transfer.allowance <= 0 {
                 if !transfer.isPaused {
                     transfer.isPaused = true
+                    transfer.wasPaused = true
                     paused.append(transfer)
                 }
                 return YX_CURL_WRITEFUNC_PAUSE
@@ -532,9 +533,14 @@ final class TransferLane: @unchecked Sendable {
             active[handle] = nil
             engineTransfers.count.subtract(1, ordering: .relaxed)
             if let multi { curl_multi_remove_handle(multi, handle) }
-            if spareHandles.count < Self.maxSpareHandles {
+            if case .success = outcome, transfer.stop == nil, !transfer.wasPaused,
+                spareHandles.count < Self.maxSpareHandles
+            {
                 // Back to curl's defaults (options, callbacks and their data, the error buffer); curl
                 // keeps only caches that are not the transfer's own (connections, DNS, TLS sessions).
+                // Only the handle of a transfer that succeeded and was never paused is reused: state
+                // of a failed or paused transfer has outlived curl_easy_reset in libcurl releases
+                // (pause state until curl/curl#20641 was fixed in 2026; a failed rewind, #18206).
                 curl_easy_reset(handle)
                 spareHandles.append(handle)
             } else {

@@ -53,6 +53,57 @@ final class TransferLaneTests: DownloadTestCase {
         }
     }
 
+    /// A lane reuses the easy handle of a finished transfer for the next one: nothing of the first
+    /// transfer's request (its headers, its user agent) reaches the next, and a handle whose transfer
+    /// failed is not the reason a later one fails.
+    func testAReusedHandleCarriesNothingOfTheTransferBefore() async throws {
+        server.serve("/reuse/first", Resource(.generated(size: 2_000, seed: 1)))
+        for index in 0..<4 {
+            server.serve("/reuse/\(index)", Resource(.generated(size: 2_000, seed: UInt64(10 + index))))
+        }
+        let engine = TransferEngine(lanes: 1)
+        defer { engine.shutdown() }
+        limitTransfers(1)
+        var marked = fastOptions(retries: 0)
+        marked.headers = ["X-First: yes"]
+        marked.userAgent = "first-agent"
+        let first = DownloadJob(
+            url: server.url("/reuse/first"), to: directory.appendingPathComponent("first"), options: marked,
+            engine: engine)
+        dispatcher.add(first)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(first.state, .finished)
+        let missing = DownloadJob(
+            url: server.url("/reuse/missing"), to: directory.appendingPathComponent("missing"),
+            options: fastOptions(retries: 0), engine: engine)
+        dispatcher.add(missing)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(missing.state, .failed)
+        let plain = fastOptions(retries: 0)
+        let later = (0..<4).map { index in
+            DownloadJob(
+                url: server.url("/reuse/\(index)"), to: directory.appendingPathComponent("later-\(index)"),
+                options: plain, engine: engine)
+        }
+        for job in later { dispatcher.add(job) }
+        await dispatcher.waitForAllJobs()
+        XCTAssertTrue(later.allSatisfy { $0.state == .finished })
+        XCTAssertEqual(server.requests(to: "/reuse/first").first?.header("X-First"), "yes")
+        // The handle of the first transfer made this request.
+        XCTAssertEqual(server.requests(to: "/reuse/missing").count, 1)
+        XCTAssertNil(server.requests(to: "/reuse/missing").first?.header("X-First"))
+        XCTAssertNotEqual(server.requests(to: "/reuse/missing").first?.header("User-Agent"), "first-agent")
+        for index in 0..<4 {
+            let requests = server.requests(to: "/reuse/\(index)")
+            XCTAssertEqual(requests.count, 1)
+            XCTAssertNil(requests.first?.header("X-First"), "file \(index)")
+            XCTAssertEqual(requests.first?.header("User-Agent"), plain.userAgent, "file \(index)")
+            XCTAssertEqual(
+                try sha256(of: directory.appendingPathComponent("later-\(index)")),
+                GeneratedContent.sha256(size: 2_000, seed: UInt64(10 + index)))
+        }
+    }
+
     /// The parts of one file on several lanes write into the same `.part` at once.
     func testSegmentsOnSeveralLanesMakeAWholeFile() async throws {
         let size: Int64 = 6 << 20
