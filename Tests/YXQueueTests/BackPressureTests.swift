@@ -66,12 +66,7 @@ final class BackPressureTests: XCTestCase {
         let waiting = Task { try await dispatcher.submit(Hold(release: release, active: probe)) }
         try await Task.sleep(nanoseconds: 20_000_000)
         waiting.cancel()
-        do {
-            _ = try await waiting.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { _ = try await waiting.value }
         XCTAssertEqual(dispatcher.activeJobCount, 1)
         release.open()
         await dispatcher.waitForAllJobs()
@@ -89,12 +84,7 @@ final class BackPressureTests: XCTestCase {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await dispatcher.submit(ClosureJob { _ in started.append(1); return nil })
         }
-        do {
-            _ = try await cancelled.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { _ = try await cancelled.value }
         XCTAssertEqual(dispatcher.activeJobCount, 0)
         for value in 2...3 {
             let began = try await dispatcher.submit(ClosureJob { _ in started.append(value); return nil })

@@ -24,12 +24,7 @@ final class ConcurrencyTests: XCTestCase {
         let task = Task { try await job.run(on: dispatcher) }
         await eventually { job.operation?.started.isOpen == true }
         task.cancel()
-        do {
-            _ = try await task.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { _ = try await task.value }
         XCTAssertEqual(job.state, .canceled)
     }
 

@@ -185,24 +185,14 @@ final class DefinitionTests: XCTestCase {
         let handle = dispatcher.start(Forever(started: started))
         await assertOpens(started)
         handle.cancel()
-        do {
-            try await handle.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { try await handle.value }
         XCTAssertEqual(handle.state, .canceled)
 
         let again = Gate()
         let task = Task { try await dispatcher.run(Forever(started: again)) }
         await assertOpens(again)
         task.cancel()
-        do {
-            try await task.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { try await task.value }
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(dispatcher.activeJobCount, 0)
     }

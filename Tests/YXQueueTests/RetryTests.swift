@@ -149,12 +149,7 @@ final class RetryTests: XCTestCase {
         XCTAssertEqual(waiting.state, .executing)
         // Canceling during the wait is prompt.
         waiting.cancel()
-        do {
-            _ = try await waiting.value
-            XCTFail("expected cancellation")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertThrowsCancellation { _ = try await waiting.value }
         await dispatcher.waitForAllJobs()
     }
 

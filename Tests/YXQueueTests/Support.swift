@@ -241,6 +241,18 @@ extension XCTestCase {
 }
 
 extension XCTestCase {
+    /// Runs `body` and fails the test unless it throws `CancellationError`.
+    func assertThrowsCancellation(
+        file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+    ) async {
+        do {
+            try await body()
+            XCTFail("expected cancellation", file: file, line: line)
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)", file: file, line: line)
+        }
+    }
+
     /// Suspends until `gate` opens; fails the test if it did not within `seconds`.
     func assertOpens(
         _ gate: Gate, seconds: Double = 30, _ message: String = "", file: StaticString = #filePath, line: UInt = #line
