@@ -220,10 +220,11 @@ final class TransferLane: @unchecked Sendable {
         while !stopping {
             let now = DispatchTime.now().uptimeNanoseconds
             let isIdle = active.isEmpty
+            let idleTimedOut = isIdle && now &- idleSince >= idleNanoseconds
             // The thread may end below: its spare handles go first, while it still owns the lane.
-            if isIdle && now &- idleSince >= idleNanoseconds { releaseSpareHandles() }
+            if idleTimedOut { releaseSpareHandles() }
             let (commands, maxSpeed, ends) = inbox.withLock { s -> ([Command], Int?, Bool) in
-                if s.commands.isEmpty && isIdle && now &- idleSince >= idleNanoseconds {
+                if s.commands.isEmpty && idleTimedOut {
                     // Nothing to do for the idle timeout: end. From here on, a command starts a new thread.
                     s.threadRunning = false
                     s.multi = nil

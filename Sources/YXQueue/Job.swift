@@ -274,7 +274,7 @@ open class Job: @unchecked Sendable {
             wake: Bool, queuedFor: UInt64, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?
         )
         let marked: (current: Bool, first: Marked?) = core.withLock { s in
-            guard s.isActive, s.attempt == attempt, !s.state.isTerminal else { return (false, nil) }
+            guard s.isCurrent(attempt) else { return (false, nil) }
             guard s.state == .ready else { return (true, nil) }
             s.state = .executing
             let now = DispatchTime.now().uptimeNanoseconds
@@ -291,7 +291,7 @@ open class Job: @unchecked Sendable {
 
     /// Whether operations of `attempt` may still run.
     func isCurrent(attempt: Int) -> Bool {
-        core.withLock { s in s.isActive && s.attempt == attempt && !s.state.isTerminal }
+        core.withLock { s in s.isCurrent(attempt) }
     }
 
     /// Records the aggregated progress of `attempt`; clamped, monotonic, throttled.
@@ -527,10 +527,6 @@ open class Job: @unchecked Sendable {
     /// An observer: its id, the attempt it follows (`nil`: every attempt) and its closure.
     typealias ObserverEntry = (id: UInt64, attempt: Int?, handler: Observer)
 
-    func removeObserver(_ id: UInt64) {
-        Job.removeObserver(id, from: core)
-    }
-
     /// What removes observer `id` later: it holds the job's state, not the job, so that a token or a
     /// stream neither keeps the job alive nor needs a weak reference to it (a weak reference gives the
     /// job a side table, which every later retain and release of the job goes through).
@@ -568,6 +564,9 @@ open class Job: @unchecked Sendable {
         var mailbox = Deque<Mail>()
         /// Whether a drain is scheduled or running on the callback queue.
         var drainScheduled = false
+
+        /// Whether operations of `attempt` may still run: it is under way and has not ended.
+        func isCurrent(_ attempt: Int) -> Bool { isActive && self.attempt == attempt && !state.isTerminal }
 
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }

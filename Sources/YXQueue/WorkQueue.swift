@@ -72,15 +72,8 @@ final class WorkQueue: Sendable {
     /// without the arrays).
     func submit(_ operation: QueueOperation, handedOver: Bool) {
         let start = state.withLock { s -> QueueOperation? in
-            guard !s.isPaused && s.running < s.limit else {
-                s.ready.append(operation)
-                return nil
-            }
-            s.running += 1
-            guard !s.ready.isEmpty else { return operation }
-            // Not expected (a free slot with operations in line), but first in, first out all the same.
             s.ready.append(operation)
-            return s.ready.popFirst()
+            return s.takeNext()
         }
         if let start { launch(start, handedOver: handedOver) }
     }
@@ -108,10 +101,14 @@ extension WorkQueue.State {
     /// The operations that may start now, each counted as running.
     fileprivate mutating func takeStartable() -> [QueueOperation] {
         var start: [QueueOperation] = []
-        while !isPaused && running < limit, let next = ready.popFirst() {
-            running += 1
-            start.append(next)
-        }
+        while let next = takeNext() { start.append(next) }
         return start
+    }
+
+    /// The next operation in line, counted as running, if one may start now.
+    fileprivate mutating func takeNext() -> QueueOperation? {
+        guard !isPaused && running < limit, let next = ready.popFirst() else { return nil }
+        running += 1
+        return next
     }
 }
