@@ -35,7 +35,7 @@ final class DownloadProgressSampler: Sendable {
             return
         }
 
-        let observation = job.observe { [weak self] _, event in
+        let observation = job.observe(.terminal) { [weak self] _, event in
             guard event.isTerminal, let self else { return }
             queue.async { [weak self] in self?.end() }
         }

@@ -92,7 +92,10 @@ final class DownloadRun: @unchecked Sendable {
         queue.sync {
             installSignalHandlers()
             startTicker()
-            observation = downloader.dispatcher.observe { [unowned self] job, event in handle(job, event) }
+            // Not progress: bars read each job's figures on ticks, so no event wakes the queue mid-transfer.
+            observation = downloader.dispatcher.observe([.started, .terminal]) { [unowned self] job, event in
+                handle(job, event)
+            }
             producer = Task.detached(executorPreference: QueueExecutor(queue: queue)) { [self] in await produce(entries) }
         }
         done.wait()

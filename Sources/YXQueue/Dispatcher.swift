@@ -43,7 +43,8 @@ public final class Dispatcher: Sendable {
     private let state: Locked<State>
     /// Entered once per active attempt, left after the attempt's terminal callbacks were delivered.
     private let activity = DispatchGroup()
-    private let observerCount = Atomic<Int>(0)
+    /// ``observedKinds``, published for jobs that post events.
+    private let observedKindsStorage = Atomic<UInt8>(0)
     let instruments: DispatcherInstruments
 
     /// Creates an independent dispatcher.
@@ -299,42 +300,49 @@ public final class Dispatcher: Sendable {
 
     // MARK: - Observation
 
-    /// Calls `handler` with every event of every job of this dispatcher, on each job's callback queue,
-    /// in each job's order, until the returned token is released or invalidated. What Alamofire calls
-    /// an event monitor: one place for logs, metrics or a progress board.
+    /// Calls `handler` with every event of the given kinds (default: all) of every job of this
+    /// dispatcher, on each job's callback queue, in each job's order, until the returned token is
+    /// released or invalidated. What Alamofire calls an event monitor: one place for logs, metrics or a
+    /// progress board.
     ///
     /// ```swift
-    /// let token = dispatcher.observe { job, event in
+    /// let token = dispatcher.observe(.terminal) { job, event in
     ///     if case .failed(let error) = event { print("\(job.name) failed: \(error)") }
     /// }
     /// ```
-    public func observe(_ handler: @escaping @Sendable (Job, JobEvent) -> Void) -> JobObservation {
+    ///
+    /// Name the kinds you need: a job queues only the events someone wants, so an observer of every
+    /// event makes each job of the dispatcher deliver its progress too (see ``JobEvent/Kinds``).
+    public func observe(
+        _ kinds: JobEvent.Kinds = .all, _ handler: @escaping @Sendable (Job, JobEvent) -> Void
+    ) -> JobObservation {
         let id = state.withLock { s -> UInt64 in
             s.nextObserverID += 1
-            s.observers.append((s.nextObserverID, handler))
+            s.observers.append((s.nextObserverID, kinds, handler))
+            observedKindsStorage.store(s.observedKinds.rawValue, ordering: .releasing)
             return s.nextObserverID
         }
-        observerCount.add(1, ordering: .relaxed)
         return JobObservation { [weak self] in
             guard let self else { return }
-            let removed = self.state.withLock { s -> Bool in
-                guard let index = s.observers.firstIndex(where: { $0.id == id }) else { return false }
+            self.state.withLock { s in
+                guard let index = s.observers.firstIndex(where: { $0.id == id }) else { return }
                 s.observers.remove(at: index)
-                return true
+                self.observedKindsStorage.store(s.observedKinds.rawValue, ordering: .releasing)
             }
-            if removed { self.observerCount.subtract(1, ordering: .relaxed) }
         }
     }
 
-    /// Whether anyone observes every job (a job then delivers its events even without listeners of its
-    /// own).
-    var hasObservers: Bool { observerCount.load(ordering: .relaxed) > 0 }
+    /// The events that the dispatcher-wide observers want, together (a job delivers those even without
+    /// listeners of its own). Read without the lock: an observer added while an event is posted may
+    /// miss that event, as it would if it came a moment later.
+    var observedKinds: JobEvent.Kinds { JobEvent.Kinds(rawValue: observedKindsStorage.load(ordering: .acquiring)) }
 
     /// Called in a job's drain, on its callback queue.
     func deliverToObservers(_ job: Job, _ event: JobEvent) {
-        guard hasObservers else { return }
+        let kind = event.kind
+        guard observedKinds.contains(kind) else { return }
         let observers = state.withLock { $0.observers }  // a copy of the list: no allocation
-        for observer in observers { observer.handler(job, event) }
+        for observer in observers where observer.kinds.contains(kind) { observer.handler(job, event) }
     }
 
     // MARK: - Bookkeeping (called by Job)
@@ -379,7 +387,8 @@ public final class Dispatcher: Sendable {
         var queues: [String: WorkQueue] = [:]
         var active: [ObjectIdentifier: Entry] = [:]
         var isPaused = false
-        var observers: [(id: UInt64, handler: @Sendable (Job, JobEvent) -> Void)] = []
+        var observers: [(id: UInt64, kinds: JobEvent.Kinds, handler: @Sendable (Job, JobEvent) -> Void)] = []
+        var observedKinds: JobEvent.Kinds { observers.reduce(into: []) { $0.formUnion($1.kinds) } }
         var nextObserverID: UInt64 = 0
         var waiters: [Waiter] = []
         /// Waiters cancelled before they were in line, and waiters given a place.

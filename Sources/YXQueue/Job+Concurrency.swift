@@ -79,7 +79,7 @@ extension Job {
                     case (false, .canceled), (false, .dropped): return .failure(CancellationError())
                     default: break
                     }
-                    let id = s.addObserver(attempt: s.currentOrNextAttempt) { _, event in
+                    let id = s.addObserver(attempt: s.currentOrNextAttempt, kinds: .terminal) { _, event in
                         switch event {
                         case .finished(let value): resume(.success(value))
                         case .failed(let error): resume(.failure(error))

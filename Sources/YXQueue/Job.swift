@@ -240,7 +240,9 @@ open class Job: @unchecked Sendable {
             if s.state.canTransition(to: .dropped) { s.state = .dropped }
             // Observers of the attempt that will now never begin are told so, and only they.
             let next = s.attempt + 1
-            guard s.observers.contains(where: { $0.attempt == next }) else { return (false, false) }
+            guard s.observers.contains(where: { $0.attempt == next && $0.kinds.contains(.canceled) }) else {
+                return (false, false)
+            }
             return (false, post(.neverBegins(attempt: next), in: &s))
         }
         if wasActive { end(to: .dropped, event: .canceled, attempt: nil) }
@@ -280,7 +282,7 @@ open class Job: @unchecked Sendable {
             let now = DispatchTime.now().uptimeNanoseconds
             let queuedFor = now &- s.phaseStartedAt
             s.phaseStartedAt = now
-            return (true, (post(.event(.started, attempt: attempt), in: &s), queuedFor, s.dispatcher, s.metrics))
+            return (true, (post(.started, attempt: attempt, in: &s), queuedFor, s.dispatcher, s.metrics))
         }
         guard let first = marked.first else { return marked.current }
         first.dispatcher?.instruments.jobBeganExecuting(
@@ -301,12 +303,15 @@ open class Job: @unchecked Sendable {
             let clamped = value.isNaN ? 0 : min(1, max(0, value))
             guard clamped > s.progress else { return false }
             s.progress = clamped
+            // Nobody listens to progress: no event and no throttle timer (a later listener hears the
+            // next update at once).
+            guard s.wants(.progress) else { return false }
             let now = DispatchTime.now().uptimeNanoseconds
             let due = s.lastProgressDelivery &+ Job.progressInterval
             if s.lastProgressDelivery == 0 || now >= due {
                 s.lastProgressDelivery = now
                 s.deliveredProgress = clamped
-                return post(.event(.progress(clamped), attempt: attempt), in: &s)
+                return post(.progress(clamped), attempt: attempt, in: &s)
             } else if !s.progressFlushScheduled {
                 s.progressFlushScheduled = true
                 DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
@@ -333,7 +338,7 @@ open class Job: @unchecked Sendable {
             }
             s.deliveredProgress = s.progress
             s.lastProgressDelivery = DispatchTime.now().uptimeNanoseconds
-            return post(.event(.progress(s.progress), attempt: attempt), in: &s)
+            return post(.progress(s.progress), attempt: attempt, in: &s)
         }
         if wake { scheduleDrain() }
     }
@@ -343,7 +348,7 @@ open class Job: @unchecked Sendable {
         let marked: (wake: Bool, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?)? =
             core.withLock { s in
                 guard s.isActive, s.attempt == attempt, !s.state.isTerminal else { return nil }
-                return (post(.event(.retrying(after: delay, error: error), attempt: attempt), in: &s), s.dispatcher, s.metrics)
+                return (post(.retrying(after: delay, error: error), attempt: attempt, in: &s), s.dispatcher, s.metrics)
             }
         guard let marked else { return }
         marked.dispatcher?.instruments.jobWillRetry(
@@ -398,10 +403,10 @@ open class Job: @unchecked Sendable {
                 s.progress = 1
                 if s.deliveredProgress < 1 {
                     s.deliveredProgress = 1
-                    wake = post(.event(.progress(1), attempt: attempt), in: &s) || wake
+                    wake = post(.progress(1), attempt: attempt, in: &s) || wake
                 }
             }
-            wake = post(.event(event, attempt: attempt), in: &s) || wake
+            wake = post(event, attempt: attempt, in: &s) || wake
             var unregisterNow = false
             if let dispatcher = s.dispatcher {
                 if s.drainScheduled {
@@ -443,14 +448,8 @@ open class Job: @unchecked Sendable {
     ///   start, progress and end often cost one hop to the callback queue, not three.
     ///
     /// One drain per job at a time (``Core/drainScheduled``) gives order and non-overlap even on a
-    /// concurrent callback queue. With no delegate, no observer and no dispatcher-wide observer, events
-    /// are dropped at once.
-    private func post(_ mail: Mail, in s: inout Core) -> Bool {
-        if case .event = mail, s.delegates.isEmpty, s.observers.isEmpty,
-            !(s.dispatcher?.hasObservers ?? false)
-        {
-            return false
-        }
+    /// concurrent callback queue.
+    private func post(_ mail: consuming Mail, in s: inout Core) -> Bool {
         // Most jobs post two or three events: room for four at once, not three reallocations.
         if s.mailbox.isEmpty { s.mailbox.reserveCapacity(4) }
         s.mailbox.append(mail)
@@ -458,6 +457,16 @@ open class Job: @unchecked Sendable {
         s.drainScheduled = true
         return true
     }
+
+    /// Puts `event` in the mailbox (see `post(_:in:)`), unless no listener wants its kind: then it is
+    /// dropped at once and costs no hop.
+    private func post(_ event: consuming JobEvent, attempt: Int, in s: inout Core) -> Bool {
+        guard s.wants(event.kind) else { return false }
+        return post(.event(event, attempt: attempt), in: &s)
+    }
+
+    /// Mail queued and not yet delivered (for tests: what a job queued while its callback queue is held).
+    var queuedMailCount: Int { core.withLock { $0.mailbox.count } }
 
     private func scheduleDrain() {
         callbackQueue.async { [self] in drain() }
@@ -496,7 +505,9 @@ open class Job: @unchecked Sendable {
                 deliver(event, to: delegates, observers, attempt: attempt)
                 dispatcher?.deliverToObservers(self, event)
             case (.neverBegins(let attempt), _, let observers, _)?:
-                for observer in observers where observer.attempt == attempt { observer.handler(self, .canceled) }
+                for observer in observers where observer.attempt == attempt && observer.kinds.contains(.canceled) {
+                    observer.handler(self, .canceled)
+                }
             }
         }
     }
@@ -513,19 +524,21 @@ open class Job: @unchecked Sendable {
             case .canceled: delegate.jobDidCancel(self)
             }
         }
-        for observer in observers where observer.attempt == nil || observer.attempt == attempt {
+        let kind = event.kind
+        for observer in observers where observer.kinds.contains(kind) && (observer.attempt == nil || observer.attempt == attempt) {
             observer.handler(self, event)
         }
     }
 
     /// Registers an observer of every event, or of the events of one attempt.
-    func addObserver(attempt: Int? = nil, _ handler: @escaping Observer) -> UInt64 {
-        core.withLock { s in s.addObserver(attempt: attempt, handler) }
+    func addObserver(attempt: Int? = nil, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer) -> UInt64 {
+        core.withLock { s in s.addObserver(attempt: attempt, kinds: kinds, handler) }
     }
 
     typealias Observer = @Sendable (Job, JobEvent) -> Void
-    /// An observer: its id, the attempt it follows (`nil`: every attempt) and its closure.
-    typealias ObserverEntry = (id: UInt64, attempt: Int?, handler: Observer)
+    /// An observer: its id, the attempt it follows (`nil`: every attempt), the events it wants and its
+    /// closure.
+    typealias ObserverEntry = (id: UInt64, attempt: Int?, kinds: JobEvent.Kinds, handler: Observer)
 
     /// What removes observer `id` later: it holds the job's state, not the job, so that a token or a
     /// stream neither keeps the job alive nor needs a weak reference to it (a weak reference gives the
@@ -535,7 +548,10 @@ open class Job: @unchecked Sendable {
     }
 
     static func removeObserver(_ id: UInt64, from core: Locked<Core>) {
-        core.withLock { s in s.observers.removeAll { $0.id == id } }
+        core.withLock { s in
+            s.observers.removeAll { $0.id == id }
+            s.observedKinds = s.observers.reduce(into: []) { $0.formUnion($1.kinds) }
+        }
     }
 
     /// Everything mutable about a job, behind one lock.
@@ -559,6 +575,8 @@ open class Job: @unchecked Sendable {
         var metrics: DispatcherInstruments.JobMetrics?
         var delegates: [WeakDelegate] = []
         var observers: [ObserverEntry] = []
+        /// The events that `observers` want, together.
+        var observedKinds: JobEvent.Kinds = []
         var nextObserverID: UInt64 = 0
         /// Mail for the callback queue, in transition order (see `post(_:in:)`).
         var mailbox = Deque<Mail>()
@@ -571,10 +589,17 @@ open class Job: @unchecked Sendable {
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }
 
-        mutating func addObserver(attempt: Int?, _ handler: @escaping Observer) -> UInt64 {
+        mutating func addObserver(attempt: Int?, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer) -> UInt64 {
             nextObserverID += 1
-            observers.append((nextObserverID, attempt, handler))
+            observers.append((nextObserverID, attempt, kinds, handler))
+            observedKinds.formUnion(kinds)
             return nextObserverID
+        }
+
+        /// Whether anyone would hear an event of `kind`: a delegate (it has a method for every event),
+        /// an observer of the job that wants it, or one of its dispatcher.
+        func wants(_ kind: JobEvent.Kinds) -> Bool {
+            !delegates.isEmpty || observedKinds.contains(kind) || (dispatcher?.observedKinds.contains(kind) ?? false)
         }
     }
 }

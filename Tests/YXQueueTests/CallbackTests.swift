@@ -156,11 +156,70 @@ final class CallbackTests: XCTestCase {
             XCTAssertEqual(value as? Int, 2)
             await dispatcher.waitForAllJobs()
         }
+        // The drain that delivered the last callbacks may still be returning on the callback queue.
+        await eventually { weakJob == nil && weakAwaited == nil }
         XCTAssertNil(weakJob, "the token keeps the job alive")
         XCTAssertNil(weakAwaited, "the finished await keeps the job alive")
         token.invalidate()
         token.invalidate()
         XCTAssertEqual(calls.all, ["finished"])
+    }
+
+    func testObserversHearOnlyTheKindsTheyAskForAndUnwantedEventsAreNotQueued() async throws {
+        let dispatcher = Dispatcher(name: "kinds")
+        let callbacks = DispatchQueue(label: "kinds.callbacks")
+        let firstReports = Gate()
+        let listening = Gate()
+        let secondReport = Gate()
+        let release = Gate()
+        let job = ClosureJob(callbackQueue: callbacks) { op in
+            op.reportProgress(0.2)
+            op.reportProgress(0.3)
+            firstReports.open()
+            await listening.opened()
+            op.reportProgress(0.6)
+            secondReport.open()
+            await release.opened()
+            return nil
+        }
+        let everyJob = Log<String>()
+        let ends = Log<String>()
+        let progress = Log<Double>()
+        let dispatcherToken = dispatcher.observe([.started, .terminal]) { _, event in everyJob.append("\(event)") }
+        let endToken = job.observe(.terminal) { _, event in ends.append("\(event)") }
+        callbacks.suspend()  // holds every delivery: what is queued stays visible
+        dispatcher.add(job)
+        await firstReports.opened()
+        // Nobody wants progress: only `.started` (for the dispatcher's observer) waits in the mailbox.
+        XCTAssertEqual(job.queuedMailCount, 1, "progress that nobody wants was queued")
+        let progressToken = job.onProgress { _, value in progress.append(value) }
+        listening.open()
+        await secondReport.opened()
+        XCTAssertEqual(job.queuedMailCount, 2, "progress for a new listener was not queued")
+        release.open()
+        await eventually { job.state == .finished }
+        callbacks.resume()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(everyJob.all, ["started", "finished"])
+        XCTAssertEqual(ends.all, ["finished"])
+        XCTAssertEqual(progress.all, [0.6, 1.0])
+        withExtendedLifetime((dispatcherToken, endToken, progressToken)) {}
+    }
+
+    func testADelegateStillHearsEveryEventWhenObserversAskForFewer() async throws {
+        let dispatcher = Dispatcher(name: "kinds.delegate")
+        let recorder = Recorder()
+        let job = ClosureJob { op in
+            op.reportProgress(0.5)
+            return nil
+        }
+        job.addDelegate(recorder)
+        let token = dispatcher.observe(.terminal) { _, _ in }
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(recorder.log(of: job), [.started, .progress(0.5), .progress(1), .finished])
+        XCTAssertEqual(recorder.allViolations, [])
+        _ = token
     }
 
     func testClosureHandlersSeeEveryKindOfEvent() async throws {

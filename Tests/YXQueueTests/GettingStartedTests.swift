@@ -129,7 +129,7 @@ final class GettingStartedTests: XCTestCase {
         logger.logLevel = .debug
         let observed = Dispatcher(name: "observed", queues: ["cpu": 2], logger: logger)
         observed.setLimit(4, for: "cpu")
-        let monitor = observed.observe { job, event in
+        let monitor = observed.observe(.failed) { job, event in
             if case .failed(let error) = event { print("\(job.name) failed: \(error)") }
         }
         _ = try await observed.run(WordCount(file: notes))
