@@ -11,7 +11,9 @@
 //   4. the floor of a download: 20,000 jobs shaped like `yxdownload -j 16` on small files (a window of
 //      16, one operation each, completed from another thread as the transfer engine does, an observer
 //      on a serial callback queue), without curl and without files: CPU time and context switches per
-//      job, from getrusage. What a small download costs before it fetches or writes anything.
+//      job, from getrusage. What a small download costs before it fetches or writes anything. Then the
+//      same with an observer of terminal events only (`observe(.terminal)`), which spares each job
+//      the delivery of its start.
 import Foundation
 import YXQueue
 
@@ -77,9 +79,11 @@ func usage() -> (cpu: Double, switches: Int) {
 
 let floorJobCount = 20_000
 
-/// Runs `floorJobCount` hand-off jobs as the command line does; returns CPU µs and context switches per
-/// job.
-func downloadShapedFloor(jobs floorJobCount: Int = floorJobCount) -> (micros: Double, switches: Double) {
+/// Runs `floorJobCount` hand-off jobs as the command line does, each observed for `kinds` of events;
+/// returns CPU µs and context switches per job.
+func downloadShapedFloor(
+    jobs floorJobCount: Int = floorJobCount, observing kinds: JobEvent.Kinds = .all
+) -> (micros: Double, switches: Double) {
     let dispatcher = Dispatcher(name: "bench.floor", queues: ["handoff": 16])
     let callbacks = DispatchQueue(label: "bench.callbacks")
     let window = DispatchSemaphore(value: 16)
@@ -89,7 +93,7 @@ func downloadShapedFloor(jobs floorJobCount: Int = floorJobCount) -> (micros: Do
     for _ in 0..<floorJobCount {
         window.wait()
         let job = HandOffJob(callbackQueue: callbacks)
-        tokens.append(job.observe { _, event in
+        tokens.append(job.observe(kinds) { _, event in
             if event.isTerminal { window.signal() }
         })
         dispatcher.add(job)
@@ -279,6 +283,9 @@ for round in 1...rounds {
     let floor = downloadShapedFloor()
     results["floor-micros", default: []].append(floor.micros)
     results["floor-switches", default: []].append(floor.switches)
+    let endsOnly = downloadShapedFloor(observing: .terminal)
+    results["floor-terminal-micros", default: []].append(endsOnly.micros)
+    results["floor-terminal-switches", default: []].append(endsOnly.switches)
     print("  round \(round): done")
 }
 
@@ -307,3 +314,4 @@ print("   peak RSS of this process: \(String(format: "%.1f", Double(peakResident
 print("4. \(floorJobCount) download-shaped jobs: window 16, completed on another thread, observed (median of \(rounds))")
 print("   CPU per job: \(String(format: "%.1f", median(results["floor-micros"]!))) µs (user + system, all threads)")
 print("   context switches per job: \(String(format: "%.2f", median(results["floor-switches"]!)))")
+print("   observing terminal events only: \(String(format: "%.1f", median(results["floor-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["floor-terminal-switches"]!))) context switches per job")
