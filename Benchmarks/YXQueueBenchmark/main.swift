@@ -314,4 +314,6 @@ print("   peak RSS of this process: \(String(format: "%.1f", Double(peakResident
 print("4. \(floorJobCount) download-shaped jobs: window 16, completed on another thread, observed (median of \(rounds))")
 print("   CPU per job: \(String(format: "%.1f", median(results["floor-micros"]!))) µs (user + system, all threads)")
 print("   context switches per job: \(String(format: "%.2f", median(results["floor-switches"]!)))")
-print("   observing terminal events only: \(String(format: "%.1f", median(results["floor-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["floor-terminal-switches"]!))) context switches per job")
+let endsMicros = median(results["floor-terminal-micros"]!)
+let endsSwitches = median(results["floor-terminal-switches"]!)
+print("   observing terminal events only: \(String(format: "%.1f", endsMicros)) µs and \(String(format: "%.2f", endsSwitches)) context switches per job")

@@ -300,21 +300,32 @@ public final class Dispatcher: Sendable {
 
     // MARK: - Observation
 
-    /// Calls `handler` with every event of the given kinds (default: all) of every job of this
-    /// dispatcher, on each job's callback queue, in each job's order, until the returned token is
-    /// released or invalidated. What Alamofire calls an event monitor: one place for logs, metrics or a
-    /// progress board.
+    /// Calls `handler` with every event of every job of this dispatcher, on each job's callback queue,
+    /// in each job's order, until the returned token is released or invalidated. What Alamofire calls
+    /// an event monitor: one place for logs, metrics or a progress board.
     ///
     /// ```swift
-    /// let token = dispatcher.observe(.terminal) { job, event in
+    /// let token = dispatcher.observe { job, event in print("\(job.name): \(event)") }
+    /// ```
+    ///
+    /// An observer of every event makes each job of the dispatcher deliver its progress too: name the
+    /// kinds you need with ``observe(_:_:)`` when you do not need them all.
+    public func observe(_ handler: @escaping @Sendable (Job, JobEvent) -> Void) -> JobObservation {
+        observe(.all, handler)
+    }
+
+    /// Calls `handler` with the events of the given kinds of every job of this dispatcher, on each
+    /// job's callback queue, in each job's order, until the returned token is released or invalidated.
+    ///
+    /// ```swift
+    /// let token = dispatcher.observe(.failed) { job, event in
     ///     if case .failed(let error) = event { print("\(job.name) failed: \(error)") }
     /// }
     /// ```
     ///
-    /// Name the kinds you need: a job queues only the events someone wants, so an observer of every
-    /// event makes each job of the dispatcher deliver its progress too (see ``JobEvent/Kinds``).
+    /// A job queues only the events that someone wants (see ``JobEvent/Kinds``).
     public func observe(
-        _ kinds: JobEvent.Kinds = .all, _ handler: @escaping @Sendable (Job, JobEvent) -> Void
+        _ kinds: JobEvent.Kinds, _ handler: @escaping @Sendable (Job, JobEvent) -> Void
     ) -> JobObservation {
         let id = state.withLock { s -> UInt64 in
             s.nextObserverID += 1

@@ -1,19 +1,28 @@
 /// Closure handlers: the delegate callbacks as closures, registered with a token.
 extension Job {
-    /// Calls `handler` with every event of this job of the given kinds (default: all), on the job's
-    /// callback queue, in order, until the returned token is released or invalidated.
+    /// Calls `handler` with every event of this job, on the job's callback queue, in order, until the
+    /// returned token is released or invalidated.
     ///
     /// ```swift
     /// let token = job.observe { job, event in
     ///     if case .progress(let p) = event { print("\(Int(p * 100))%") }
     /// }
+    /// ```
+    public func observe(_ handler: @escaping @Sendable (Job, JobEvent) -> Void) -> JobObservation {
+        observe(.all, handler)
+    }
+
+    /// Calls `handler` with this job's events of the given kinds, on the job's callback queue, in
+    /// order, until the returned token is released or invalidated.
+    ///
+    /// ```swift
     /// let ends = job.observe(.terminal) { job, event in print("\(job.name): \(event)") }
     /// ```
     ///
     /// Naming the kinds you need is cheaper: an event no listener wants is not queued at all (see
     /// ``JobEvent/Kinds``).
     public func observe(
-        _ kinds: JobEvent.Kinds = .all, _ handler: @escaping @Sendable (Job, JobEvent) -> Void
+        _ kinds: JobEvent.Kinds, _ handler: @escaping @Sendable (Job, JobEvent) -> Void
     ) -> JobObservation {
         JobObservation(removal: observerRemoval(addObserver(kinds: kinds, handler)))
     }

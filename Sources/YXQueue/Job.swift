@@ -525,12 +525,13 @@ open class Job: @unchecked Sendable {
             }
         }
         let kind = event.kind
-        for observer in observers where observer.kinds.contains(kind) && (observer.attempt == nil || observer.attempt == attempt) {
+        for observer in observers
+        where observer.kinds.contains(kind) && (observer.attempt == nil || observer.attempt == attempt) {
             observer.handler(self, event)
         }
     }
 
-    /// Registers an observer of every event, or of the events of one attempt.
+    /// Registers an observer of `kinds` of events, of every attempt or (with `attempt`) of one.
     func addObserver(attempt: Int? = nil, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer) -> UInt64 {
         core.withLock { s in s.addObserver(attempt: attempt, kinds: kinds, handler) }
     }
@@ -589,7 +590,9 @@ open class Job: @unchecked Sendable {
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }
 
-        mutating func addObserver(attempt: Int?, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer) -> UInt64 {
+        mutating func addObserver(
+            attempt: Int?, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer
+        ) -> UInt64 {
             nextObserverID += 1
             observers.append((nextObserverID, attempt, kinds, handler))
             observedKinds.formUnion(kinds)
