@@ -160,4 +160,70 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertGreaterThan(restartedJobs, 0, "the stress test exercised restarts")
         XCTAssertTrue(dispatcher.activeJobs.isEmpty)
     }
+
+    /// Observers of some kinds of events, while progress observers come and go on other threads and
+    /// jobs are canceled at random: an observer never hears a kind it did not ask for, and each one that
+    /// asked for terminal events hears exactly one per job.
+    func testStressObserversOfSomeKindsWhileOthersComeAndGo() async throws {
+        let dispatcher = Dispatcher(name: "stress-kinds", queues: ["k1": 3, "k2": 4])
+        let count = 3_000
+        let jobs: [ClosureJob] = (0..<count).map { index in
+            ClosureJob(tag: index, queue: index % 2 == 0 ? "k1" : "k2") { op in
+                op.reportProgress(0.3)
+                if index % 4 == 0 { try await Task.sleep(nanoseconds: 100_000) }
+                op.reportProgress(0.6)
+                if index % 9 == 0 { throw TestFailure(code: index) }
+                return index
+            }
+        }
+        let wrongKinds = Log<String>()
+        let dispatcherEnds = Locked<[Int: Int]>([:])
+        let ownEnds = Locked<[Int: Int]>([:])
+        let dispatcherToken = dispatcher.observe([.started, .terminal]) { job, event in
+            switch event {
+            case .started: break
+            case .finished, .failed, .canceled: dispatcherEnds.withLock { $0[job.tag, default: 0] += 1 }
+            case .progress, .retrying: wrongKinds.append("dispatcher observer of start and end heard \(event)")
+            }
+        }
+        let ownTokens = jobs.map { job in
+            job.observe(.terminal) { job, event in
+                if !event.isTerminal { wrongKinds.append("terminal observer heard \(event)") }
+                ownEnds.withLock { $0[job.tag, default: 0] += 1 }
+            }
+        }
+
+        let churning = DispatchGroup()
+        let stop = Atomic<Bool>(false)
+        for worker in 0..<2 {
+            churning.enter()
+            Thread.detachNewThread {
+                var generator = SystemRandomNumberGenerator()
+                var kept: [JobObservation] = []
+                while !stop.load(ordering: .relaxed) {
+                    let job = jobs[Int.random(in: 0..<count, using: &generator)]
+                    kept.append(job.onProgress { _, value in
+                        if value < 0 || value > 1 { wrongKinds.append("progress \(value)") }
+                    })
+                    if kept.count > 8 { kept.removeFirst().invalidate() }
+                    if Int.random(in: 0..<50, using: &generator) == worker { job.cancel() }
+                }
+                kept.removeAll()
+                churning.leave()
+            }
+        }
+        for job in jobs { dispatcher.add(job) }
+        await dispatcher.waitForAllJobs()
+        stop.store(true, ordering: .relaxed)
+        await withCheckedContinuation { churning.notify(queue: .global(), execute: $0.resume) }
+
+        XCTAssertEqual(wrongKinds.all, [])
+        let (fromDispatcher, fromJobs) = (dispatcherEnds.withLock { $0 }, ownEnds.withLock { $0 })
+        for job in jobs {
+            XCTAssertTrue(job.state.isTerminal, "\(job) did not end")
+            XCTAssertEqual(fromDispatcher[job.tag], 1, "\(job): terminal events heard by the dispatcher's observer")
+            XCTAssertEqual(fromJobs[job.tag], 1, "\(job): terminal events heard by its own observer")
+        }
+        withExtendedLifetime((dispatcherToken, ownTokens)) {}
+    }
 }
