@@ -35,8 +35,8 @@ final class DownloadProgressSampler: Sendable {
             return
         }
 
-        let observation = job.observe(.terminal) { [weak self] _, event in
-            guard event.isTerminal, let self else { return }
+        let observation = job.observe(.terminal) { [weak self] _, _ in
+            guard let self else { return }
             queue.async { [weak self] in self?.end() }
         }
         let timer = DispatchSource.makeTimerSource(queue: queue)

@@ -347,7 +347,7 @@ open class Job: @unchecked Sendable {
     func willRetry(after delay: Duration, error: any Error, attempt: Int) {
         let marked: (wake: Bool, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?)? =
             core.withLock { s in
-                guard s.isActive, s.attempt == attempt, !s.state.isTerminal else { return nil }
+                guard s.isCurrent(attempt) else { return nil }
                 return (post(.retrying(after: delay, error: error), attempt: attempt, in: &s), s.dispatcher, s.metrics)
             }
         guard let marked else { return }
