@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "YXQueue", targets: ["YXQueue"]),
         .library(name: "YXDownload", targets: ["YXDownload"]),
         .executable(name: "yxdownload", targets: ["yxdownload"]),
+        // `yxdownload enqueue | worker | status` run in this program, which `yxdownload` becomes (exec):
+        // the job stores' drivers stay out of every plain download. Install it next to `yxdownload`.
+        .executable(name: "yxdownload-queue", targets: ["yxdownload-queue"]),
         // Durable jobs: the store protocol and the worker, then one product per database, so that a user of
         // YXQueue alone builds neither driver.
         .library(name: "YXJobStore", targets: ["YXJobStore"]),
@@ -63,24 +66,36 @@ let package = Package(
         // Terminal output shared by the command line and the demo: whole writes, a live area redrawn in
         // place with lines printed above it, text widths, sizes and rates. No ArgumentParser.
         .target(name: "YXTerminal", dependencies: ["YXQueue"]),
-        // The command line: options, the input list, the run, the renderers. A library so tests reach it.
+        // The command line: options (of every subcommand), the input list, the run, the renderers. A library
+        // so tests reach it. No job store: a download does not load them.
         .target(
             name: "YXDownloadCLI",
             dependencies: [
                 "YXDownload",
                 "YXQueue",
                 "YXTerminal",
-                // `yxdownload enqueue | worker | status`: downloads kept in a job store.
-                "YXJobStore",
-                "YXJobStoreSQLite",
-                "YXJobStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // `yxdownload urls.txt -j 5`
         .executableTarget(name: "yxdownload", dependencies: ["YXDownloadCLI"]),
+        // What `yxdownload enqueue | worker | status` do: downloads kept in a job store.
+        .target(
+            name: "YXDownloadQueueCLI",
+            dependencies: [
+                "YXDownloadCLI",
+                "YXDownload",
+                "YXQueue",
+                "YXTerminal",
+                "YXJobStore",
+                "YXJobStoreSQLite",
+                "YXJobStorePostgres",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(name: "yxdownload-queue", dependencies: ["YXDownloadQueueCLI"]),
 
         // A loopback HTTP server for tests, benchmarks and the demo (SwiftNIO). Not a product.
         .target(
@@ -188,7 +203,8 @@ let package = Package(
         ),
         // Fixtures/ holds the expected `--help`, compared verbatim (read by path, not a resource).
         .testTarget(
-            name: "YXDownloadCLITests", dependencies: ["YXDownloadCLI", "YXTerminal", "YXTestServer", "yxdownload"],
+            name: "YXDownloadCLITests",
+            dependencies: ["YXDownloadCLI", "YXDownloadQueueCLI", "YXTerminal", "YXTestServer", "yxdownload", "yxdownload-queue"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "YXJobStoreTests",

@@ -7,14 +7,14 @@ import YXTerminal
 ///
 /// `500K` is 500 KiB/s, `2M` is 2 MiB/s, `1.5G` is 1.5 GiB/s, `800` is 800 B/s. A trailing `B`, `/s`
 /// or `iB` is accepted (`2MiB/s`, `500KB`).
-struct ByteRate: ExpressibleByArgument, Equatable, CustomStringConvertible {
-    var bytesPerSecond: Int
+package struct ByteRate: ExpressibleByArgument, Equatable, CustomStringConvertible {
+    package var bytesPerSecond: Int
 
-    init(bytesPerSecond: Int) {
+    package init(bytesPerSecond: Int) {
         self.bytesPerSecond = bytesPerSecond
     }
 
-    init?(argument: String) {
+    package init?(argument: String) {
         var text = argument.trimmingCharacters(in: .whitespaces).lowercased()
         for suffix in ["/s", "b", "i"] where text.hasSuffix(suffix) {
             text.removeLast(suffix.count)
@@ -30,7 +30,7 @@ struct ByteRate: ExpressibleByArgument, Equatable, CustomStringConvertible {
         bytesPerSecond = Int(value)
     }
 
-    var description: String { ByteFormatting.rate(Double(bytesPerSecond)) }
+    package var description: String { ByteFormatting.rate(Double(bytesPerSecond)) }
 
-    static var defaultCompletionKind: CompletionKind { .default }
+    package static var defaultCompletionKind: CompletionKind { .default }
 }

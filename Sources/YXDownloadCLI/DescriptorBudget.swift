@@ -13,19 +13,19 @@ import Darwin
 /// open files", and worse, libdispatch on Linux stops the process (SIGILL) when its own bookkeeping
 /// cannot open a file. So the run is sized to leave a reserve: with `ulimit -n 64`, `-j 50 -x 4` runs
 /// as `-j 2 -x 4`.
-struct DescriptorBudget {
+package struct DescriptorBudget {
     /// Descriptors kept free for the runtime, libdispatch, the sidecar's temporary file and the like.
-    static let reserve = 24
+    package static let reserve = 24
     /// Descriptors one connection may need: its socket, an idle one in curl's cache, and a probe's.
-    static let perConnection = 3
+    package static let perConnection = 3
 
     /// The soft limit of open files, if there is one.
-    var limit: Int?
+    package var limit: Int?
     /// Descriptors open now.
-    var inUse: Int
+    package var inUse: Int
 
     /// The current process's limit and usage.
-    static var current: DescriptorBudget {
+    package static var current: DescriptorBudget {
         var limits = rlimit()
         #if os(Linux)
         let got = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) == 0
@@ -39,7 +39,7 @@ struct DescriptorBudget {
 
     /// The number of downloads to run at once, at most `jobs`, so that `jobs` files with `connections`
     /// each stay within the limit (at least 1).
-    func jobs(_ jobs: Int, connections: Int) -> Int {
+    package func jobs(_ jobs: Int, connections: Int) -> Int {
         guard let limit else { return jobs }
         let available = limit - inUse - Self.reserve
         let perJob = 1 + Self.perConnection * max(1, connections)

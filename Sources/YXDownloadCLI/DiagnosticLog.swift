@@ -19,11 +19,11 @@ import YXQueue
 ///
 /// A failed download is printed once, as the reporter's `fail` line: the downloader's "download failed"
 /// warning is dropped here, and the dispatcher, whose "job failed" would be a third line, gets no logger.
-enum DiagnosticLog {
+package enum DiagnosticLog {
     /// The logger for `-v` repeated `verbosity` times (0: a logger that drops everything).
     ///
     /// - Parameter write: Writes one line (without its line feed) on standard error, above any bars.
-    static func logger(verbosity: Int, write: @escaping @Sendable (String) -> Void) -> Logger {
+    package static func logger(verbosity: Int, write: @escaping @Sendable (String) -> Void) -> Logger {
         guard verbosity > 0 else { return Dispatcher.silentLogger }
         var logger = Logger(label: "yxdownload", factory: { _ in Handler(write: write) })
         logger.logLevel = .trace
@@ -32,7 +32,7 @@ enum DiagnosticLog {
 
     /// One log line: `yxdownload: [LEVEL] MESSAGE URL key=value …` (the URL first, then the other
     /// metadata by key; values with spaces quoted; the downloader's and dispatcher's names left out).
-    static func line(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
+    package static func line(level: Logger.Level, message: String, metadata: Logger.Metadata) -> String {
         var text = "yxdownload: [\(level)] \(message)"
         if let url = metadata["url"] { text += " \(url)" }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where !hiddenKeys.contains(key) {

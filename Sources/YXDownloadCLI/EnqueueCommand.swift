@@ -1,8 +1,5 @@
 import ArgumentParser
-import Foundation
-import Logging
 import YXDownload
-import YXJobStore
 import YXTerminal
 
 /// `yxdownload enqueue --queue STORE [options] (URL... | -i LIST)`: checks the list as a download
@@ -12,8 +9,10 @@ import YXTerminal
 /// A job's unique key is its destination: an entry whose file a live job (waiting, queued or running)
 /// already has joins that job instead of being stored again, so enqueueing the same list twice does not
 /// download twice.
-struct EnqueueCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+///
+/// Only its options are defined here; `yxdownload-queue` runs it (``QueueCommands``).
+package struct EnqueueCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "enqueue",
         abstract: "Store downloads in a queue (a job store) for workers.",
         usage: """
@@ -52,104 +51,73 @@ struct EnqueueCommand: ParsableCommand {
         name: .customLong("queue"),
         help: ArgumentHelp("The job store: an SQLite file path or a postgres:// URL.", valueName: "STORE"),
         completion: .file())
-    var queue: String
+    package var queue: String
 
     @Option(
         name: .customLong("per-host"),
         help: ArgumentHelp(
             "At most N of these downloads from one host at once, across all workers of the store (kept in the store for the host until changed).",
             valueName: "N"))
-    var perHost: Int?
+    package var perHost: Int?
 
     @OptionGroup var request: RequestOptions
 
     @Flag(name: [.short, .customLong("quiet")], help: "Print only errors.")
-    var quiet = false
+    package var quiet = false
 
-    func validate() throws {
+    package init() {}
+
+    package func validate() throws {
         if case .failure(let problem) = source.sources {
             throw ValidationError(problem.description.replacingOccurrences(of: "nothing to download", with: "nothing to queue"))
         }
         if let perHost, !(1...1000).contains(perHost) {
             throw ValidationError("--per-host must be between 1 and 1000 (got \(perHost)).")
         }
-        do {
-            try QueueLocation(text: queue).validate()
-        } catch {
-            throw ValidationError(error.description)
-        }
+        try QueueCommandSupport.check(queue: queue)
     }
+}
 
-    /// Runs the command; returns the exit status.
-    func execute(console: Console = .standard) -> Int32 {
+/// A download that `yxdownload enqueue` stores: an entry of the command line or the list, named as a
+/// download run names it.
+package struct EnqueueEntry: Sendable, Equatable {
+    /// The URL as written (credentials included: the worker needs them).
+    package var url: String
+    /// The `dir=` components, then the file name.
+    package var path: [String]
+    /// `checksum=` as `ALGORITHM=HEX`, if given.
+    package var checksum: String?
+}
+
+extension EnqueueCommand {
+    /// The downloads to store: the list checked and its files named exactly as a download run checks and
+    /// names them, so the same list gives the same files, hence the same unique keys.
+    ///
+    /// - Throws: After printing why: `ExitCode(2)` for a bad list (nothing is stored), `ExitCode(1)` when
+    ///   the list could not be read a second time.
+    package func entries(console: Console) throws(ExitCode) -> [EnqueueEntry] {
         guard case .success(let sources) = source.sources else {
-            return ExitStatus.usage  // validate() said why
+            throw ExitCode(ExitStatus.usage)  // validate() said why
         }
         guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was stored") else {
-            return ExitStatus.usage
+            throw ExitCode(ExitStatus.usage)
         }
-        // Named as a download run names them: the same list gives the same files, hence the same keys.
-        var requests: [JobRequest] = []
-        requests.reserveCapacity(checked.listed)
+        var found: [EnqueueEntry] = []
+        found.reserveCapacity(checked.listed)
         var names = OutputNames()
         var entries = checked.entries()
-        let options = request.stored
-        do {
-            while let entry = entries.next() {
-                let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
-                let download = StoredDownload(
-                    url: entry.url.absoluteString, path: entry.dir + [name], checksum: entry.checksum?.description,
-                    options: options)
-                requests.append(try download.request())
-            }
-        } catch {
-            console.writeErr("yxdownload: cannot encode a download job: \(error)\n")
-            return ExitStatus.failure
+        while let entry = entries.next() {
+            let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
+            found.append(
+                EnqueueEntry(url: entry.url.absoluteString, path: entry.dir + [name], checksum: entry.checksum?.description))
         }
         if let failure = entries.failure {
             console.writeErr("yxdownload: \(failure); nothing was stored.\n")
-            return ExitStatus.failure
+            throw ExitCode(ExitStatus.failure)
         }
-        let location = QueueLocation(text: queue)
-        let quiet = quiet
-        let batch = requests
-        let limits = perHost.map { limit in
-            Dictionary(requests.compactMap { $0.options.concurrencyKey }.map { ($0, limit) }, uniquingKeysWith: { a, _ in a })
-        } ?? [:]
-        return BlockingRun.run {
-            await Self.store(batch, limits: limits, in: location, console: console, quiet: quiet)
-        }
+        return found
     }
 
-    /// Sets the per-host limits, then stores the jobs in one transaction and says how many were new.
-    private static func store(
-        _ requests: [JobRequest], limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
-    ) async -> Int32 {
-        let store: any JobStore
-        do {
-            store = try await location.open(logger: Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() }))
-        } catch {
-            console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
-            return ExitStatus.failure
-        }
-        var status = ExitStatus.success
-        do {
-            // Before the jobs: a worker must never claim one of them while its host has no limit yet.
-            for (key, limit) in limits.sorted(by: { $0.key < $1.key }) {
-                try await store.setConcurrencyLimit(limit, forKey: key)
-            }
-            let results = requests.isEmpty ? [] : try await store.enqueue(requests)
-            let new = results.filter(\.isNew).count
-            if !quiet {
-                console.writeOut(
-                    "queued \(results.count) download\(results.count == 1 ? "" : "s") in \(location): "
-                        + "\(new) new, \(results.count - new) already queued\n")
-            }
-        } catch {
-            console.writeErr("yxdownload: cannot store the downloads in \(location): \(error); nothing was stored.\n")
-            status = ExitStatus.failure
-        }
-        try? await store.close()
-        return status
-    }
+    /// The per-download options to store with each job.
+    package var storedOptions: StoredDownloadOptions { request.stored }
 }

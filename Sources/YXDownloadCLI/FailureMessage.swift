@@ -17,10 +17,10 @@ import Darwin
 /// fail  a.iso  cannot resolve host mirror.invalid: check the host name in the URL, and the network (http://mirror.invalid/a.iso)
 /// fail  b.iso  HTTP 404 Not Found: the server has no file at this URL; check the URL (http://host/b.iso)
 /// ```
-enum FailureMessage {
+package enum FailureMessage {
     /// The message for `error`; `file` is the download's file as the user sees it (`--dir` then the
     /// name); `retries` is `--retries` (a transient failure is reported after all of them).
-    static func text(for error: any Error, file: String, retries: Int) -> String {
+    package static func text(for error: any Error, file: String, retries: Int) -> String {
         guard let error = error as? DownloadError else {
             if error is CancellationError { return "canceled" }
             return oneLine(String(describing: error))

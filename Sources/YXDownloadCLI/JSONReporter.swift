@@ -5,25 +5,25 @@ import YXTerminal
 /// goes to standard error.
 ///
 /// Progress events come once a second for each running download whose byte count moved.
-final class JSONReporter: RunReporter {
+package final class JSONReporter: RunReporter {
     private let console: Console
     private var lastReported: [String: Int64] = [:]
 
-    init(console: Console) {
+    package init(console: Console) {
         self.console = console
     }
 
-    var tickInterval: Double? { 1 }
+    package var tickInterval: Double? { 1 }
 
     private func emit(_ line: JSONLine) {
         console.writeOut(line.text + "\n")
     }
 
-    func started(_ item: DownloadItem) {
+    package func started(_ item: DownloadItem) {
         emit(JSONLine(["event": .string("start"), "url": .string(item.url), "file": .string(item.file)]))
     }
 
-    func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
+    package func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
         lastReported[item.file] = nil
         emit(JSONLine([
             "event": .string("finish"), "url": .string(item.url), "file": .string(item.file),
@@ -31,13 +31,13 @@ final class JSONReporter: RunReporter {
         ]))
     }
 
-    func skipped(_ item: DownloadItem) {
+    package func skipped(_ item: DownloadItem) {
         emit(JSONLine([
             "event": .string("skip"), "url": .string(item.url), "file": .string(item.file), "reason": .string("exists"),
         ]))
     }
 
-    func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
+    package func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         lastReported[item.file] = nil
         emit(JSONLine([
             "event": .string("fail"), "url": .string(item.url), "file": .string(item.file),
@@ -45,7 +45,7 @@ final class JSONReporter: RunReporter {
         ]))
     }
 
-    func tick(active: [ActiveDownload], totals: RunTotals) {
+    package func tick(active: [ActiveDownload], totals: RunTotals) {
         for download in active where lastReported[download.item.file] != download.progress.bytes {
             lastReported[download.item.file] = download.progress.bytes
             emit(JSONLine([
@@ -55,7 +55,7 @@ final class JSONReporter: RunReporter {
         }
     }
 
-    func end(totals: RunTotals, interruptedBy signalName: String?) {
+    package func end(totals: RunTotals, interruptedBy signalName: String?) {
         emit(JSONLine([
             "event": .string("summary"), "done": .int(Int64(totals.done)), "skipped": .int(Int64(totals.skipped)),
             "failed": .int(Int64(totals.failed)), "bytes": .int(totals.bytes), "seconds": .seconds(totals.seconds),

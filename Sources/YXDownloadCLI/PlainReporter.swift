@@ -10,44 +10,44 @@ import YXTerminal
 /// ```
 /// and on standard error `fail  downloads/c.iso  HTTP 404 Not Found: the server has no file at this URL; check
 /// the URL (http://host/c.iso)` (see ``FailureMessage``).
-final class PlainReporter: RunReporter, Sendable {
+package final class PlainReporter: RunReporter, Sendable {
     private let console: Console
     private let quiet: Bool
 
-    init(console: Console, quiet: Bool) {
+    package init(console: Console, quiet: Bool) {
         self.console = console
         self.quiet = quiet
     }
 
-    var tickInterval: Double? { nil }
+    package var tickInterval: Double? { nil }
 
-    func started(_ item: DownloadItem) {}
+    package func started(_ item: DownloadItem) {}
 
-    func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
+    package func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
         guard !quiet else { return }
         console.writeOut(Self.finishedLine(item, result: result, seconds: seconds) + "\n")
     }
 
-    func skipped(_ item: DownloadItem) {
+    package func skipped(_ item: DownloadItem) {
         guard !quiet else { return }
         console.writeOut(Self.skippedLine(item) + "\n")
     }
 
-    func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
+    package func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         console.writeErr(failureLine(item, failure) + "\n")
     }
 
-    func tick(active: [ActiveDownload], totals: RunTotals) {}
+    package func tick(active: [ActiveDownload], totals: RunTotals) {}
 
-    func end(totals: RunTotals, interruptedBy signalName: String?) {
+    package func end(totals: RunTotals, interruptedBy signalName: String?) {
         console.writeErr(summaryLine(totals, interruptedBy: signalName))
     }
 
-    static func skippedLine(_ item: DownloadItem) -> String {
+    package static func skippedLine(_ item: DownloadItem) -> String {
         "skip  \(item.file)  exists (--overwrite replaces it)"
     }
 
-    static func finishedLine(_ item: DownloadItem, result: DownloadResult, seconds: Double) -> String {
+    package static func finishedLine(_ item: DownloadItem, result: DownloadResult, seconds: Double) -> String {
         var line = "done  \(item.file)  \(ByteFormatting.bytes(result.bytes))"
         if result.outcome == .finalizedPart {
             line += " (completed from an earlier run's .part)"

@@ -3,48 +3,68 @@ import YXDownload
 import YXTerminal
 
 /// One download of the run, as the reporters show it.
-struct DownloadItem: Sendable {
+package struct DownloadItem: Sendable {
     /// The URL without credentials.
-    var url: String
+    package var url: String
     /// The final file as the user would type it (`--dir` as given, then the name).
-    var file: String
+    package var file: String
     /// The file's name alone, for bars.
-    var name: String
+    package var name: String
+
+    package init(url: String, file: String, name: String) {
+        self.url = url
+        self.file = file
+        self.name = name
+    }
 }
 
 /// A download that is running, as a reporter sees it at a tick.
-struct ActiveDownload: Sendable {
-    var item: DownloadItem
-    var progress: DownloadProgress
+package struct ActiveDownload: Sendable {
+    package var item: DownloadItem
+    package var progress: DownloadProgress
 }
 
 /// The run's counters.
-struct RunTotals: Sendable, Equatable {
+package struct RunTotals: Sendable, Equatable {
     /// Valid entries in the list.
-    var listed = 0
-    var done = 0
-    var skipped = 0
-    var failed = 0
-    var canceled = 0
+    package var listed = 0
+    package var done = 0
+    package var skipped = 0
+    package var failed = 0
+    package var canceled = 0
     /// Bytes received from the network in this run, by downloads that ended (finished, failed or
     /// canceled).
-    var bytes: Int64 = 0
+    package var bytes: Int64 = 0
     /// Seconds since the run began.
-    var seconds: Double = 0
+    package var seconds: Double = 0
 
-    var ended: Int { done + skipped + failed + canceled }
+    package var ended: Int { done + skipped + failed + canceled }
+
+    package init(
+        listed: Int = 0, done: Int = 0, skipped: Int = 0, failed: Int = 0, canceled: Int = 0, bytes: Int64 = 0,
+        seconds: Double = 0
+    ) {
+        (self.listed, self.done, self.skipped, self.failed, self.canceled) = (listed, done, skipped, failed, canceled)
+        (self.bytes, self.seconds) = (bytes, seconds)
+    }
 }
 
+
 /// A failed download, as the reporters show it.
-struct DownloadFailure: Sendable {
+package struct DownloadFailure: Sendable {
     /// What went wrong and what to do, on one line (``FailureMessage``).
-    var message: String
+    package var message: String
     /// The HTTP status of the final response, when there was one.
-    var httpStatus: Int?
+    package var httpStatus: Int?
+
+    package init(message: String, httpStatus: Int?) {
+        self.message = message
+        self.httpStatus = httpStatus
+    }
 }
 
 /// Shows what happens during a run. Every call comes on the run's queue, one at a time.
-protocol RunReporter: AnyObject {
+package protocol RunReporter: AnyObject {
     /// How often ``tick(active:totals:)`` is wanted (nil: never).
     var tickInterval: Double? { get }
     func started(_ item: DownloadItem)
@@ -60,7 +80,7 @@ protocol RunReporter: AnyObject {
 
 extension RunReporter {
     /// The one-line summary on standard error that every mode prints.
-    func summaryLine(_ totals: RunTotals, interruptedBy signalName: String?) -> String {
+    package func summaryLine(_ totals: RunTotals, interruptedBy signalName: String?) -> String {
         var line = "yxdownload: \(totals.done) done, \(totals.skipped) skipped, \(totals.failed) failed"
         if totals.canceled > 0 || signalName != nil { line += ", \(totals.canceled) canceled" }
         let speed = totals.seconds > 0 ? Double(totals.bytes) / totals.seconds : 0
@@ -76,9 +96,9 @@ extension RunReporter {
     }
 
     /// `fail  FILE  MESSAGE (URL)`: the line of a failed download, on standard error.
-    func failureLine(_ item: DownloadItem, _ failure: DownloadFailure) -> String {
+    package func failureLine(_ item: DownloadItem, _ failure: DownloadFailure) -> String {
         "fail  \(item.file)  \(failure.message) (\(item.url))"
     }
 
-    func abandon() {}
+    package func abandon() {}
 }

@@ -7,7 +7,7 @@ import YXQueue
 ///
 /// It also keeps the downloads that are running, with their latest progress, for the reporters that
 /// want a ``tick()`` (`--json`: progress events once a second).
-final class SharedReporter: Sendable {
+package final class SharedReporter: Sendable {
     private struct State {
         var reporter: any RunReporter
         var active: [Int64: ActiveDownload] = [:]
@@ -15,39 +15,39 @@ final class SharedReporter: Sendable {
 
     private let state: Locked<State>
 
-    init(_ reporter: any RunReporter) {
+    package init(_ reporter: any RunReporter) {
         state = Locked(State(reporter: reporter))
     }
 
     /// How often ``tick(totals:)`` is wanted, if at all.
-    var tickInterval: Double? { state.withLock { $0.reporter.tickInterval } }
+    package var tickInterval: Double? { state.withLock { $0.reporter.tickInterval } }
 
-    func started(_ id: Int64, _ item: DownloadItem) {
+    package func started(_ id: Int64, _ item: DownloadItem) {
         state.withLock { s in
             s.active[id] = ActiveDownload(item: item, progress: DownloadProgress(bytes: 0, total: nil, bytesPerSecond: 0, bytesReceived: 0))
             s.reporter.started(item)
         }
     }
 
-    func progressed(_ id: Int64, _ progress: DownloadProgress) {
+    package func progressed(_ id: Int64, _ progress: DownloadProgress) {
         state.withLock { $0.active[id]?.progress = progress }
     }
 
-    func finished(_ id: Int64, _ item: DownloadItem, result: DownloadResult, seconds: Double) {
+    package func finished(_ id: Int64, _ item: DownloadItem, result: DownloadResult, seconds: Double) {
         state.withLock { s in
             s.active[id] = nil
             s.reporter.finished(item, result: result, seconds: seconds)
         }
     }
 
-    func skipped(_ id: Int64, _ item: DownloadItem) {
+    package func skipped(_ id: Int64, _ item: DownloadItem) {
         state.withLock { s in
             s.active[id] = nil
             s.reporter.skipped(item)
         }
     }
 
-    func failed(_ id: Int64, _ item: DownloadItem, _ failure: DownloadFailure) {
+    package func failed(_ id: Int64, _ item: DownloadItem, _ failure: DownloadFailure) {
         state.withLock { s in
             s.active[id] = nil
             s.reporter.failed(item, failure)
@@ -55,18 +55,18 @@ final class SharedReporter: Sendable {
     }
 
     /// A download ended without a word of its own (canceled, given back to the store).
-    func ended(_ id: Int64) {
+    package func ended(_ id: Int64) {
         _ = state.withLock { $0.active.removeValue(forKey: id) }
     }
 
     /// Hands the running downloads to the reporter (in the order they started).
-    func tick(totals: RunTotals) {
+    package func tick(totals: RunTotals) {
         state.withLock { s in
             s.reporter.tick(active: s.active.sorted { $0.key < $1.key }.map(\.value), totals: totals)
         }
     }
 
-    func end(totals: RunTotals) {
+    package func end(totals: RunTotals) {
         state.withLock { $0.reporter.end(totals: totals, interruptedBy: nil) }
     }
 }

@@ -5,36 +5,36 @@ import YXTerminal
 /// a live bar per running download plus an overall line, redrawn in place about ten times a second and
 /// fitted to the terminal's width, on a ``TerminalScreen`` (which `-v`'s log lines share, so they too
 /// print above the bars).
-final class TerminalReporter: RunReporter {
+package final class TerminalReporter: RunReporter {
     private let screen: TerminalScreen
     private let console: Console
     /// At most this many bars; the rest are counted in one line.
-    static let maximumBars = 10
+    package static let maximumBars = 10
     /// The widest the lines get, in columns.
-    static let widest = 120
+    package static let widest = 120
 
-    init(screen: TerminalScreen, console: Console) {
+    package init(screen: TerminalScreen, console: Console) {
         self.screen = screen
         self.console = console
     }
 
-    var tickInterval: Double? { 0.1 }
+    package var tickInterval: Double? { 0.1 }
 
-    func started(_ item: DownloadItem) {}
+    package func started(_ item: DownloadItem) {}
 
-    func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
+    package func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double) {
         screen.append(PlainReporter.finishedLine(item, result: result, seconds: seconds))
     }
 
-    func skipped(_ item: DownloadItem) {
+    package func skipped(_ item: DownloadItem) {
         screen.append(PlainReporter.skippedLine(item))
     }
 
-    func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
+    package func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         screen.print([failureLine(item, failure)], toStandardError: true)
     }
 
-    func tick(active: [ActiveDownload], totals: RunTotals) {
+    package func tick(active: [ActiveDownload], totals: RunTotals) {
         // Fitted to the window, up to a width that keeps a bar next to its name on a wide one.
         let width = max(20, min(screen.columns - 1, Self.widest))
         var live: [String] = []
@@ -49,12 +49,12 @@ final class TerminalReporter: RunReporter {
         screen.draw(live)
     }
 
-    func end(totals: RunTotals, interruptedBy signalName: String?) {
+    package func end(totals: RunTotals, interruptedBy signalName: String?) {
         screen.close()
         console.writeErr(summaryLine(totals, interruptedBy: signalName))
     }
 
-    func abandon() {
+    package func abandon() {
         screen.abandon()
     }
 }

@@ -11,6 +11,14 @@ public enum YXDownloadMain {
     /// completion scripts and the man page's description come from ``CommandShape``: the download's
     /// options at the top, where people look for them.
     public static func run(_ arguments: [String]) -> Int32 {
+        run(arguments, queueCommands: nil)
+    }
+
+    /// Parses `arguments`, runs, and returns the exit status; `yxdownload enqueue | worker | status` run
+    /// with `queueCommands`, or, without them, in `yxdownload-queue` (``QueueProgram``), which this
+    /// process becomes.
+    package static func run(_ arguments: [String], queueCommands: (any QueueCommands)?) -> Int32 {
+        QueueCommandSupport.install(queueCommands)
         if CommandShape.answers(arguments) {
             // The download's help, completions and man page description, with its options at the top.
             do {
@@ -29,11 +37,11 @@ public enum YXDownloadMain {
             case let download as DownloadCommand:
                 command = download
             case let enqueue as EnqueueCommand:
-                return enqueue.execute()
+                return queueCommands?.enqueue(enqueue, console: .standard) ?? replaced(arguments)
             case let worker as WorkerCommand:
-                return worker.execute()
+                return queueCommands?.worker(worker, console: .standard) ?? replaced(arguments)
             case let status as StatusCommand:
-                return status.execute()
+                return queueCommands?.status(status, console: .standard) ?? replaced(arguments)
             default:
                 // `help <subcommand>` and other built-in commands print and throw CleanExit.
                 try parsed.run()
@@ -43,6 +51,11 @@ public enum YXDownloadMain {
             return report(error, of: YXDownloadCommand.self)
         }
         return command.execute()
+    }
+
+    /// Becomes `yxdownload-queue` with the same arguments; returns only if that fails.
+    private static func replaced(_ arguments: [String]) -> Int32 {
+        QueueProgram.replaceProcess(arguments: arguments, console: .standard)
     }
 
     /// Prints what parsing ended with (a help text, a version, a script, or a usage error) and returns

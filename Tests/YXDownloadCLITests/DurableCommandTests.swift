@@ -3,6 +3,7 @@ import XCTest
 import YXTestServer
 
 @testable import YXDownloadCLI
+@testable import YXDownloadQueueCLI
 import YXTerminal
 
 #if canImport(Glibc)
@@ -138,6 +139,33 @@ final class DurableCommandTests: CLITestCase {
         let status = try await yxdownload("status", "--queue", queue)
         XCTAssertEqual(status.status, 1)
         XCTAssertTrue(status.stderr.contains("no queue at jobs.sqlite"), status.stderr)
+    }
+
+    func testWithoutYXDownloadQueueTheQueueSubcommandsParseButSayWhatIsMissing() async throws {
+        // A yxdownload installed alone: it parses `enqueue`, `worker` and `status`, prints their help and
+        // usage errors, and says which program it lacks to run them (exit 1) instead of crashing.
+        let lone = work.appendingPathComponent("alone")
+        try FileManager.default.createDirectory(at: lone, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: RunningCommand.binary, to: lone.appendingPathComponent("yxdownload"))
+        let program = lone.appendingPathComponent("yxdownload").path
+        func run(_ arguments: String...) async throws -> CommandOutput {
+            try await RunningCommand(arguments, in: work, environment: ["PATH": lone.path], executable: program).wait()
+        }
+        let help = try await run("enqueue", "--help")
+        XCTAssertEqual(help.status, 0, help.stderr)
+        XCTAssertTrue(help.stdout.contains("OVERVIEW: Store downloads in a queue"), help.stdout)
+        let usage = try await run("worker", "--queue", queue, "-j", "0")
+        XCTAssertEqual(usage.status, 2, usage.stderr)
+        XCTAssertTrue(usage.stderr.contains("--jobs must be between 1 and 1000"), usage.stderr)
+
+        let status = try await run("status", "--queue", queue)
+        XCTAssertEqual(status.status, 1, status.stderr)
+        XCTAssertEqual(
+            status.stderr,
+            "yxdownload: cannot run 'status': yxdownload-queue, which runs it, is neither in \(lone.resolvingSymlinksInPath().path) "
+                + "nor on PATH. Install yxdownload-queue in the same folder as yxdownload (see the README).\n")
+        XCTAssertEqual(status.stdout, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent(queue).path), "a store was created")
     }
 
     func testStatusShowsStatesBytesAndRunningDownloadsPerWorker() async throws {
@@ -339,6 +367,11 @@ final class DurableCommandTests: CLITestCase {
         try await waitUntil(timeout: 60, "both downloads to have bytes in their .part") {
             sources.allSatisfy { fileSize("out/\($0.name).part") > 300_000 }
         }
+        #if os(Linux)
+        // `yxdownload worker` became yxdownload-queue (exec) in the same process: the signal below reaches it.
+        let image = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(worker.pid)/exe")
+        XCTAssertEqual(URL(fileURLWithPath: image).lastPathComponent, "yxdownload-queue")
+        #endif
         worker.send(SIGTERM)
         let stopped = await worker.wait(timeout: 60)
         let output = try XCTUnwrap(stopped, "the worker did not stop on SIGTERM")

@@ -9,7 +9,7 @@
 #      expire (3 s at most) and resumes their .part files;
 #   5. every file checked with sha256sum against its source.
 #
-# YXDOWNLOAD=path runs that binary instead of building one.
+# YXDOWNLOAD=path runs that binary instead of building one (with yxdownload-queue in its folder).
 durable_demo() {
     local demo bin port
     # Globals, for the EXIT trap.
@@ -18,7 +18,9 @@ durable_demo() {
         bin="$YXDOWNLOAD"
     else
         echo "== building yxdownload (release)"
+        # enqueue, worker and status run in yxdownload-queue, next to yxdownload.
         swift build -c release --product yxdownload >/dev/null
+        swift build -c release --product yxdownload-queue >/dev/null
         bin="$(swift build -c release --show-bin-path)/yxdownload"
     fi
     demo="$(mktemp -d "${TMPDIR:-/tmp}/yxdownload-durable-demo.XXXXXX")"

@@ -1,4 +1,5 @@
 import Foundation
+import YXDownloadCLI
 import YXDownload
 import YXJobStore
 import YXTerminal

@@ -1,4 +1,5 @@
 import Foundation
+import YXDownloadCLI
 import YXDownload
 import YXJobStore
 import YXQueue
@@ -60,31 +61,5 @@ struct StoredDownload: Codable, Sendable, Equatable {
         options.onDuplicate = .join
         options.retry = Self.storeRetryPolicy
         return try JobRequest(name: Self.jobName, parameters: self, options: options)
-    }
-}
-
-/// The options of one stored download that `enqueue` takes: how it requests and verifies. The worker
-/// adds its own (`-x`, the speed limit).
-struct StoredDownloadOptions: Codable, Sendable, Equatable {
-    var retries = 5
-    var retryWait: Double = 1
-    var timeout: Double = 30
-    var connectTimeout: Double = 15
-    var headers: [String] = []
-    var userAgent: String?
-    var overwrite = false
-    var insecure = false
-    var noSync = false
-
-    /// Sets these options on a worker's download options.
-    func apply(to options: inout DownloadOptions) {
-        options.retryPolicy = RetryPolicy(retries: retries, initialDelay: retryWait)
-        options.headers = headers
-        if let userAgent { options.userAgent = userAgent }
-        options.connectTimeout = connectTimeout
-        options.stallTimeout = timeout
-        options.verifyTLS = !insecure
-        options.overwrite = overwrite
-        options.syncBeforeRename = !noSync
     }
 }

@@ -11,13 +11,14 @@ import Glibc
 /// the CPU time. Here the heap keeps up to 8 MiB free at the top of each arena, and only blocks of
 /// 1 MiB or more are mapped on their own. Peak RSS does not change (the pages are reused, not added).
 ///
-/// A library does not touch these process-wide settings; this is the command's choice.
-enum HeapSettings {
+/// A library does not touch these process-wide settings: the commands' `main.swift` (`yxdownload`,
+/// `yxdownload-queue`, whose worker downloads too) call ``apply()``.
+package enum HeapSettings {
     /// `mallopt`'s parameters, from glibc's `<malloc.h>` (which the Glibc module does not import).
     private static let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
     private static let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD
 
-    static func apply() {
+    package static func apply() {
         #if canImport(Glibc)
         // Looked up rather than linked: a C library without it (musl) leaves its defaults.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }

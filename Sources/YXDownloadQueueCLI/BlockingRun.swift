@@ -1,4 +1,5 @@
 import Dispatch
+import YXDownloadCLI
 import YXQueue
 
 /// Runs the async body of a store subcommand from `yxdownload`'s synchronous entry point

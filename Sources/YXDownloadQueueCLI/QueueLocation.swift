@@ -1,4 +1,5 @@
 import Foundation
+import YXDownloadCLI
 import Logging
 import YXJobStore
 import YXJobStorePostgres

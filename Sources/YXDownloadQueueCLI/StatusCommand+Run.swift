@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+import YXDownloadCLI
+import YXJobStore
+import YXTerminal
+
+/// What `yxdownload status` does once parsed: reads the store and prints its report.
+extension StatusCommand {
+    /// Runs the command; returns the exit status.
+    func execute(console: Console = .standard) -> Int32 {
+        let location = QueueLocation(text: queue)
+        let json = json
+        if !location.isPostgres && !FileManager.default.fileExists(atPath: location.text) {
+            console.writeErr("yxdownload: no queue at \(location) (yxdownload enqueue --queue \(location) creates it)\n")
+            return ExitStatus.failure
+        }
+        return BlockingRun.run {
+            let logger = Logger(label: "yxdownload.status", factory: { _ in SwiftLogNoOpLogHandler() })
+            let store: any JobStore
+            do {
+                store = try await location.open(logger: logger)
+            } catch {
+                console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
+                return ExitStatus.failure
+            }
+            do {
+                let status = try await store.status()
+                let running = try await store.jobs(
+                    JobQuery(states: [.running], names: [StoredDownload.jobName], limit: 100_000))
+                let report = QueueReport(queue: location.description, status: status, running: running)
+                console.writeOut(json ? try report.json() + "\n" : report.table())
+                try? await store.close()
+                return ExitStatus.success
+            } catch {
+                console.writeErr("yxdownload: cannot read the queue \(location): \(error)\n")
+                try? await store.close()
+                return ExitStatus.failure
+            }
+        }
+    }
+}

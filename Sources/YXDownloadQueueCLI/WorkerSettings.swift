@@ -1,0 +1,103 @@
+import Foundation
+import ServiceLifecycle
+import YXDownload
+import YXDownloadCLI
+import YXJobStore
+import YXQueue
+import YXTerminal
+
+/// A worker's settings, and its run.
+struct WorkerSettings: Sendable {
+    var location: QueueLocation
+    var directory: URL
+    var directoryText: String
+    var jobs: Int
+    var connections: Int
+    var maxSpeed: Int?
+    var exitWhenEmpty: Bool
+    var recoveryBound: Duration
+    var grace: Duration
+    var json: Bool
+    var quiet: Bool
+    var verbose: Int
+
+    /// Opens the store, runs the worker until it stops, prints the summary; returns the exit status.
+    func run(console: Console) async -> Int32 {
+        // On a terminal (without --json or -q): bars for the running downloads, as a download draws them.
+        let screen = !json && !quiet && console.isTerminal ? TerminalScreen(console: console) : nil
+        let logger = DiagnosticLog.logger(verbosity: verbose) { line in
+            if let screen { screen.print([line], toStandardError: true) } else { console.writeErr(line + "\n") }
+        }
+        let store: any JobStore
+        do {
+            store = try await location.open(logger: logger)
+        } catch {
+            console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
+            return ExitStatus.failure
+        }
+        var options = DownloadOptions()
+        options.connections = connections
+        options.computeSHA256 = json  // a finish event carries the file's SHA-256, as a download's does
+        let transfers = jobs * connections
+        let dispatcher = Dispatcher(name: "yxdownload-worker", queues: DownloadQueue.limits(transfers: transfers))
+        var configuration = Downloader.Configuration(
+            name: "yxdownload", maxConcurrentTransfers: transfers, maxBytesPerSecond: maxSpeed, defaultOptions: options)
+        configuration.logsConnectionDetails = verbose >= 2
+        let downloader = Downloader(configuration: configuration, dispatcher: dispatcher, logger: logger)
+        let output: any RunReporter =
+            if json { JSONReporter(console: console) }
+            else if let screen { TerminalReporter(screen: screen, console: console) }
+            else { PlainReporter(console: console, quiet: quiet) }
+        let reporter = SharedReporter(output)
+        let runner = DownloadJobRunner(
+            downloader: downloader, directory: directory, directoryText: directoryText, options: options, reporter: reporter)
+
+        var workerConfiguration = JobWorker.Configuration()
+        workerConfiguration.maximumConcurrentJobs = jobs
+        workerConfiguration.claimBatchSize = jobs
+        workerConfiguration.recoveryBound = recoveryBound
+        workerConfiguration.shutdownGracePeriod = grace
+        workerConfiguration.progressInterval = .milliseconds(500)
+        workerConfiguration.exitWhenIdle = exitWhenEmpty
+        let worker = JobWorker(store: store, runner: runner, configuration: workerConfiguration, logger: logger)
+        if !quiet && !json {
+            let banner = "yxdownload: worker \(worker.id) on \(location), \(jobs) at a time into \(directoryText)"
+            if let screen { screen.print([banner], toStandardError: true) } else { console.writeErr(banner + "\n") }
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        // --json: progress events once a second, for the downloads whose bytes moved; on a terminal, the
+        // bars ten times a second.
+        let ticker = reporter.tickInterval.map { interval in
+            Task {
+                while (try? await Task.sleep(for: .milliseconds(Int64(interval * 1000)))) != nil {
+                    var totals = runner.totals.withLock { $0 }
+                    totals.seconds = runner.elapsed
+                    reporter.tick(totals: totals)
+                }
+            }
+        }
+        var status = ExitStatus.success
+        do {
+            try await group.run()
+        } catch {
+            console.writeErr("yxdownload: the worker stopped: \(error)\n")
+            status = ExitStatus.failure
+        }
+        ticker?.cancel()
+        downloader.shutdown()
+        try? await store.close()
+        var totals = runner.totals.withLock { $0 }
+        totals.seconds = runner.elapsed
+        reporter.end(totals: totals)
+        if totals.failed > 0 { status = ExitStatus.failure }
+        return status
+    }
+}
