@@ -34,7 +34,8 @@ enum TransferStop: Sendable {
 protocol TransferHandler: AnyObject, Sendable {
     /// The final response's head, before its first body byte (or at the end for an empty body).
     func transferDidReceiveResponse(_ response: TransferResponse) -> ResponseVerdict
-    /// A piece of the body. Return an error to abort the transfer.
+    /// A piece of the body: what the lane gathered from curl in one turn, up to
+    /// ``TransferLane/coalescingCapacity`` bytes. Return an error to abort the transfer.
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError?
     /// The end, exactly once.
     func transferDidComplete(_ outcome: TransferOutcome)
