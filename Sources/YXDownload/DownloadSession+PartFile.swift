@@ -8,8 +8,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The `.part` file: body bytes are written where they belong as they arrive (engine thread), handed to
-/// the disk's write-back in large pieces, and the file is removed when its bytes are worthless.
+/// The `.part` file: body bytes are written where they belong as they arrive (engine thread, gathered per
+/// turn of the lane), handed to the disk's write-back in large pieces, and the file is removed when its
+/// bytes are worthless.
 extension DownloadSession {
     /// With `syncBeforeRename`, every this many bytes of a segment are handed to the disk as they
     /// arrive, so the flush before the rename finds little left to write.

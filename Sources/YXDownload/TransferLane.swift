@@ -458,7 +458,7 @@ final class TransferLane: @unchecked Sendable {
             url: transfer.redactedURL, httpStatus: status)
     }
 
-    /// The write callback: check the response once, apply the speed limit, hand the bytes over.
+    /// The write callback: check the response once, apply the speed limit, gather the bytes.
     fileprivate func deliver(_ bytes: UnsafeRawBufferPointer, to transfer: Transfer) -> Int {
         if !transfer.responseChecked, let handle = transfer.handle {
             var url: UnsafeMutablePointer<CChar>?
