@@ -7,7 +7,7 @@ import YXTerminal
 /// Their options, checks and help are defined in this module, so `yxdownload` parses them, prints their
 /// help and completions, and reports usage errors itself. Running them needs the job stores (SQLite,
 /// PostgreSQL, SwiftNIO, swift-service-lifecycle), which a download never uses: linked into `yxdownload`
-/// they cost every download about 5 MiB of resident memory and a third more start-up work (the
+/// they cost every download about 5 MiB of resident memory and a quarter more start-up work (the
 /// runtime's conformance lookups scan every record in the binary). So they live in a second program,
 /// `yxdownload-queue`, which passes its implementation of this protocol to
 /// ``YXDownloadMain/run(_:queueCommands:)``; `yxdownload` without one replaces itself with that

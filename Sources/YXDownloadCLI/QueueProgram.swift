@@ -23,7 +23,9 @@ package enum QueueProgram {
     static func replaceProcess(arguments: [String], console: Console) -> Int32 {
         let folder = executableDirectory()
         let failure: String
-        if let folder, case let error = exec(folder + "/" + name, arguments: arguments, searchingPath: false), error != ENOENT {
+        if let folder, case let error = exec(folder + "/" + name, arguments: arguments, searchingPath: false),
+            error != ENOENT
+        {
             failure = "\(folder)/\(name): \(String(cString: strerror(error)))"
         } else {
             let error = exec(name, arguments: arguments, searchingPath: true)
