@@ -1,4 +1,5 @@
 import Foundation
+import YXTerminal
 
 #if canImport(Glibc)
 import Glibc
@@ -44,5 +45,16 @@ package struct DescriptorBudget {
         let available = limit - inUse - Self.reserve
         let perJob = 1 + Self.perConnection * max(1, connections)
         return max(1, min(jobs, available / perJob))
+    }
+
+    /// ``jobs(_:connections:)`` for a command: says on standard error when fewer than `jobs` fit.
+    package func jobs(_ jobs: Int, connections: Int, console: Console) -> Int {
+        let fitting = self.jobs(jobs, connections: connections)
+        if fitting < jobs, let limit {
+            console.writeErr(
+                "yxdownload: the limit of \(limit) open files (ulimit -n) leaves room for \(fitting) download"
+                    + "\(fitting == 1 ? "" : "s") at once with -x \(connections); running \(fitting) instead of \(jobs)\n")
+        }
+        return fitting
     }
 }

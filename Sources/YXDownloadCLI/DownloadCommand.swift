@@ -74,21 +74,8 @@ struct DownloadCommand: ParsableCommand {
         guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was downloaded") else {
             return ExitStatus.usage
         }
-        let directory = URL(fileURLWithPath: arguments.dir, isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            console.writeErr("yxdownload: cannot create the output directory \(arguments.dir): \(error.localizedDescription)\n")
-            return ExitStatus.usage
-        }
-
-        let budget = DescriptorBudget.current
-        let fitting = budget.jobs(arguments.jobs, connections: arguments.connections)
-        if fitting < arguments.jobs, let limit = budget.limit {
-            console.writeErr(
-                "yxdownload: the limit of \(limit) open files (ulimit -n) leaves room for \(fitting) download"
-                    + "\(fitting == 1 ? "" : "s") at once with -x \(arguments.connections); running \(fitting) instead of \(arguments.jobs)\n")
-        }
+        guard let directory = OutputDirectory.create(arguments.dir, console: console) else { return ExitStatus.usage }
+        let fitting = DescriptorBudget.current.jobs(arguments.jobs, connections: arguments.connections, console: console)
         let window = Self.window(jobs: fitting, connections: arguments.connections)
         var options = arguments.downloadOptions
         options.keepsSlotWhileWaiting = window > fitting

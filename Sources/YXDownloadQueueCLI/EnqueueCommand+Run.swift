@@ -43,13 +43,8 @@ extension EnqueueCommand {
     private static func store(
         _ requests: [JobRequest], limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
     ) async -> Int32 {
-        let store: any JobStore
-        do {
-            store = try await location.open(logger: Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() }))
-        } catch {
-            console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
-            return ExitStatus.failure
-        }
+        let logger = Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() })
+        guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
         var status = ExitStatus.success
         do {
             // Before the jobs: a worker must never claim one of them while its host has no limit yet.

@@ -4,6 +4,7 @@ import Logging
 import YXJobStore
 import YXJobStorePostgres
 import YXJobStoreSQLite
+import YXTerminal
 
 /// The `--queue STORE` of `enqueue`, `worker` and `status`: a `postgres://` (or `postgresql://`) URL,
 /// or else the path of an SQLite file (created on first use). A PostgreSQL URL may name the schema of
@@ -32,6 +33,17 @@ struct QueueLocation: Sendable, CustomStringConvertible {
         let folder = URL(fileURLWithPath: text).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return try await SQLiteJobStore.open(path: text, logger: logger)
+    }
+
+    /// ``open(logger:)`` for a command: on failure says why on standard error and returns `nil` (the
+    /// command exits 1).
+    func open(logger: Logger, console: Console) async -> (any JobStore)? {
+        do {
+            return try await open(logger: logger)
+        } catch {
+            console.writeErr("yxdownload: cannot open the queue \(self): \(error)\n")
+            return nil
+        }
     }
 
     /// A PostgreSQL URL without its `schema` query item, and that item's value.

@@ -16,13 +16,7 @@ extension StatusCommand {
         }
         return BlockingRun.run {
             let logger = Logger(label: "yxdownload.status", factory: { _ in SwiftLogNoOpLogHandler() })
-            let store: any JobStore
-            do {
-                store = try await location.open(logger: logger)
-            } catch {
-                console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
-                return ExitStatus.failure
-            }
+            guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
             do {
                 let status = try await store.status()
                 let running = try await store.jobs(

@@ -1,4 +1,3 @@
-import Foundation
 import YXDownloadCLI
 import YXTerminal
 
@@ -7,20 +6,8 @@ import YXTerminal
 extension WorkerCommand {
     /// Runs the command; returns the exit status.
     func execute(console: Console = .standard) -> Int32 {
-        let directory = URL(fileURLWithPath: dir, isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            console.writeErr("yxdownload: cannot create the output directory \(dir): \(error.localizedDescription)\n")
-            return ExitStatus.usage
-        }
-        let budget = DescriptorBudget.current
-        let fitting = budget.jobs(jobs, connections: connections)
-        if fitting < jobs, let limit = budget.limit {
-            console.writeErr(
-                "yxdownload: the limit of \(limit) open files (ulimit -n) leaves room for \(fitting) download"
-                    + "\(fitting == 1 ? "" : "s") at once with -x \(connections); running \(fitting) instead of \(jobs)\n")
-        }
+        guard let directory = OutputDirectory.create(dir, console: console) else { return ExitStatus.usage }
+        let fitting = DescriptorBudget.current.jobs(jobs, connections: connections, console: console)
         let settings = WorkerSettings(
             location: QueueLocation(text: queue), directory: directory, directoryText: dir, jobs: fitting,
             connections: connections, maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,

@@ -28,13 +28,7 @@ struct WorkerSettings: Sendable {
         let logger = DiagnosticLog.logger(verbosity: verbose) { line in
             if let screen { screen.print([line], toStandardError: true) } else { console.writeErr(line + "\n") }
         }
-        let store: any JobStore
-        do {
-            store = try await location.open(logger: logger)
-        } catch {
-            console.writeErr("yxdownload: cannot open the queue \(location): \(error)\n")
-            return ExitStatus.failure
-        }
+        guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
         var options = DownloadOptions()
         options.connections = connections
         options.computeSHA256 = json  // a finish event carries the file's SHA-256, as a download's does
