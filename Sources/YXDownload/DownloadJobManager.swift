@@ -71,7 +71,8 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
     /// Adds the successor of a transfer step that must wait `delay` seconds before it goes on.
     ///
     /// Called by `step` while it still executes: the successor and the finalize step's new prerequisite
-    /// are in the graph before `step` finishes, so the finalize step can never start in between.
+    /// are in the graph before `step` finishes, so the finalize step can never start in between. (An
+    /// attempt cannot change meanwhile either: a new one waits for executing operations.)
     ///
     /// - Returns: false when the attempt ended (nothing was added).
     func replace(_ step: TransferOperation, after delay: TimeInterval, retriesUsed: Int) -> Bool {
@@ -102,18 +103,22 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
         successor.retriesUsed = retriesUsed
         successor.addPrerequisite(wait)
         successor.addPrerequisite(step)
-        let stillCurrent = current.withLock { attempt -> Bool in
-            guard attempt?.session === session else { return false }
+        guard current.withLock({ $0?.session === session }) else { return false }
+        // The successor joins the job first, and only then does the finalize step wait for it: a
+        // pending operation that waits for one not in the job fails the graph as soon as any other
+        // change is examined (another part asking for its successor at the same moment, say). In
+        // between, the finalize step still waits for `step`, which executes, so it cannot start.
+        step.progressWeight = 0  // its share of the job's progress moves to the successor
+        addOperations([wait, successor] + (finalize.map { [$0] } ?? []))
+        guard operations.contains(where: { $0 === successor }) else { return false }
+        current.withLock { attempt in
+            guard attempt?.session === session else { return }
             if let finalize {
                 attempt?.finalize = finalize
             } else {
                 attempt?.finalize?.addPrerequisite(successor)
             }
-            return true
         }
-        guard stillCurrent else { return false }
-        step.progressWeight = 0  // its share of the job's progress moves to the successor
-        addOperations([wait, successor] + (finalize.map { [$0] } ?? []))
-        return operations.contains { $0 === successor }
+        return true
     }
 }

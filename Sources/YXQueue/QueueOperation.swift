@@ -134,7 +134,10 @@ open class QueueOperation: @unchecked Sendable {
     /// ``JobManager/makeOperations()`` or ``JobManager/operationDidFinish(_:)``).
     ///
     /// An operation that waits for itself, or one added after the operation was submitted, makes the
-    /// job fail with ``JobError/invalidOperationGraph(_:)``.
+    /// job fail with ``JobError/invalidOperationGraph(_:)``. So does a pending operation of the job
+    /// that waits for one not (yet) in the job, as soon as the manager next looks at the graph, which
+    /// may be on another thread at any moment: give an operation already in the job a new
+    /// prerequisite only after ``JobManager/addOperations(_:)`` took that prerequisite in.
     public func addPrerequisite(_ operation: QueueOperation) {
         box.withLock { s in
             if !s.prerequisites.contains(where: { $0 === operation }) { s.prerequisites.append(operation) }

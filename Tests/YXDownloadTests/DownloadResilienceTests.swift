@@ -265,6 +265,33 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(Set(ranges).count, 6, "the retry asked only for the rest of its segment: \(ranges)")
     }
 
+    /// Every part of a segmented download loses its connection at once, so every part asks for its
+    /// successor at about the same moment, on as many threads. Each successor joins the graph before
+    /// the finalize step waits for it: a finalize step that waits for an operation not yet in the job
+    /// made the whole download fail ("invalid operation graph") when another part's change was
+    /// examined in between (seen in CI under load, after a `kill -9` and a resume with 4 connections).
+    func testPartsThatAllRetryAtOnceKeepTheGraphWhole() async throws {
+        let size: Int64 = 2 << 20
+        let segments = 16
+        var options = fastOptions(connections: segments)
+        options.retryPolicy = RetryPolicy(retries: 2, initialDelay: 0.001, maxDelay: 0.001, jitter: 0)
+        options.computeSHA256 = false
+        for round in 0..<12 {
+            // Request 1 is the probe (a stall of 0 s is a normal answer); each part's first request
+            // is closed before a byte of its answer.
+            server.serve(
+                "/all\(round).bin",
+                Resource(
+                    .generated(size: size, seed: 40), etag: "a",
+                    failures: [.stall(afterBytes: 0, seconds: 0)] + Array(repeating: .disconnect, count: segments)))
+            let result = await run(makeJob("/all\(round).bin", options: options))
+            XCTAssertEqual(try result.get().bytes, size, "round \(round)")
+            XCTAssertEqual(
+                try sha256(of: directory.appendingPathComponent("all\(round).bin")),
+                GeneratedContent.sha256(size: size, seed: 40), "round \(round)")
+        }
+    }
+
     func testManySmallFilesReuseConnections() async throws {
         for index in 0..<1_000 {
             server.serve("/small/\(index)", Resource(.generated(size: 2_000, seed: UInt64(index))))
