@@ -32,7 +32,7 @@ extension DownloadSession {
                 guard let range = response.contentRange, range.start == start,
                     range.end.map({ end in requested.rangeEnd.map { end <= $0 } ?? true }) ?? false
                 else {
-                    let sent = response.headers["content-range"].map { "\"\($0)\"" } ?? "no Content-Range"
+                    let sent = response.headers.contentRange.map { "\"\($0)\"" } ?? "no Content-Range"
                     let asked = "bytes=\(start)-" + (requested.rangeEnd.map(String.init) ?? "")
                     return .refuse(
                         DownloadError(

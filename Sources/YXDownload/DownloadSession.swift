@@ -89,19 +89,20 @@ final class DownloadSession: @unchecked Sendable {
     /// A session for a step made without one: already ended, so nothing ever uses it.
     static func detached() -> DownloadSession {
         DownloadSession(
-            url: URL(fileURLWithPath: "/"), finalFile: URL(fileURLWithPath: "/dev/null"), options: DownloadOptions(),
+            url: URL(fileURLWithPath: "/"), finalFile: URL(fileURLWithPath: "/dev/null"), finalPath: "/dev/null",
+            options: DownloadOptions(),
             checksum: nil, engine: .shared, detached: true)
     }
 
     init(
-        url: URL, finalFile: URL, options: DownloadOptions, checksum: Checksum?, engine: TransferEngine,
-        destinationIsFresh: Bool = false, detached: Bool = false
+        url: URL, finalFile: URL, finalPath: String, options: DownloadOptions, checksum: Checksum?,
+        engine: TransferEngine, destinationIsFresh: Bool = false, detached: Bool = false
     ) {
         let redacted = URLRedaction.redacted(url)
         self.url = url
         self.redactedURL = redacted
         self.finalFile = finalFile
-        self.finalPath = finalFile.path
+        self.finalPath = finalPath
         self.partPath = finalPath + ".part"
         self.metaPath = finalPath + ".part.meta"
         self.options = options

@@ -56,6 +56,12 @@ public enum FileNaming {
     /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`; `.` and `..`
     /// become `_` and `__`. Returns "" for an empty name.
     public static func sanitize(_ name: String) -> String {
+        // Most names need nothing: one pass over the bytes, and the name is returned as it is.
+        if !needsReplacement(name.utf8) {
+            if name == "." { return "_" }
+            if name == ".." { return "__" }
+            return name
+        }
         var result = ""
         result.unicodeScalars.reserveCapacity(name.unicodeScalars.count)
         for scalar in name.unicodeScalars {
@@ -70,5 +76,17 @@ public enum FileNaming {
         if result == "." { return "_" }
         if result == ".." { return "__" }
         return result
+    }
+
+    /// Whether `sanitize` changes a character of these UTF-8 bytes: `/`, `\`, C0 controls, DEL, or a C1
+    /// control (U+0080–U+009F, encoded as 0xC2 followed by 0x80–0x9F).
+    private static func needsReplacement(_ bytes: String.UTF8View) -> Bool {
+        var afterC2 = false
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") { return true }
+            if afterC2 && (0x80...0x9F).contains(byte) { return true }
+            afterC2 = byte == 0xC2
+        }
+        return false
     }
 }

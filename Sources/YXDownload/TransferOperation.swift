@@ -146,7 +146,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             metadata: [
                 "url": "\(session.redactedURL)", "step": "\(resourceIdentifier ?? queue)", "status": "\(response.status)",
                 "length": "\(response.contentLength.map(String.init) ?? "")",
-                "content-range": "\(response.headers["content-range"] ?? "")",
+                "content-range": "\(response.headers.contentRange ?? "")",
             ])
         guard let request = currentRequest else { return .proceed }
         return accept(response, for: request)

@@ -30,22 +30,22 @@ struct TransferRequest: Sendable {
 /// The head of the final response (after redirects).
 struct TransferResponse: Sendable {
     var status: Int = 0
-    /// Header fields, names lower-cased; the last value wins.
-    var headers: [String: String] = [:]
+    /// The header fields the engine reads (``keptFieldNames``), by lower-cased name; the last value wins.
+    var headers = TransferResponseFields()
     var effectiveURL: String?
 
-    var contentLength: Int64? { headers["content-length"].flatMap(Self.decimal) }
+    var contentLength: Int64? { headers.contentLength.flatMap(Self.decimal) }
     /// The entity tag, unless it holds a control character (it goes back to the server in `If-Range`).
-    var etag: String? { headers["etag"].flatMap(Self.validator) }
+    var etag: String? { headers.etag.flatMap(Self.validator) }
     /// `Last-Modified`, unless it holds a control character (it goes back to the server in `If-Range`).
-    var lastModified: String? { headers["last-modified"].flatMap(Self.validator) }
-    var isChunked: Bool { headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false }
+    var lastModified: String? { headers.lastModified.flatMap(Self.validator) }
+    var isChunked: Bool { headers.transferEncoding?.lowercased().contains("chunked") ?? false }
 
     /// `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`), or `bytes */TOTAL` on a 416.
     ///
     /// Nil unless the numbers are decimals and consistent: START ≤ END, and END < TOTAL when TOTAL is known.
     var contentRange: (start: Int64?, end: Int64?, total: Int64?)? {
-        guard let value = headers["content-range"], value.lowercased().hasPrefix("bytes") else { return nil }
+        guard let value = headers.contentRange, value.lowercased().hasPrefix("bytes") else { return nil }
         let spec = value.dropFirst(5).trimmingASCIIWhitespace()
         let halves = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard halves.count == 2 else { return nil }
@@ -63,7 +63,7 @@ struct TransferResponse: Sendable {
     /// Anything else (a negative number, an exponent, words) is no `Retry-After` at all, and so is a number
     /// too large to be finite.
     var retryAfter: TimeInterval? {
-        guard let value = headers["retry-after"], !value.isEmpty else { return nil }
+        guard let value = headers.retryAfter, !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             return Double(value).flatMap { $0.isFinite ? $0 : nil }
         }
@@ -123,7 +123,7 @@ struct TransferResponse: Sendable {
                 digits += 1
             }
             status = digits == 3 ? code : 0
-            headers = [:]
+            headers = TransferResponseFields()
             return
         }
         guard let colon = line[start..<end].firstIndex(of: UInt8(ascii: ":")) else { return }
@@ -139,7 +139,7 @@ struct TransferResponse: Sendable {
         var valueStart = colon + 1
         while valueStart < end, isSpace(line[valueStart]) { valueStart += 1 }
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[valueStart..<end]), as: UTF8.self)
-        headers[Self.keptFieldNames[field]] = value
+        headers[field] = value
     }
 }
 

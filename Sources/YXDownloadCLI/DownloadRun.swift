@@ -112,10 +112,11 @@ final class DownloadRun: @unchecked Sendable {
         var skipped: [DownloadItem] = []
         while !Task.isCancelled, let entry = entries.next() {
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
-            let relative = (entry.dir + [name]).joined(separator: "/")
+            // Most entries go to the output directory itself: no arrays to join.
+            let relative = entry.dir.isEmpty ? name : (entry.dir + [name]).joined(separator: "/")
             let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
             // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
-            let path = ([existing.base] + entry.dir + [name]).joined(separator: "/")
+            let path = existing.base + "/" + relative
             let fresh: Bool
             switch existing.presence(directory: entry.dir, name: name) {
             case .none:
@@ -133,7 +134,7 @@ final class DownloadRun: @unchecked Sendable {
             }
             if !skipped.isEmpty { await reportSkipped(&skipped) }
             let job = DownloadJob(
-                url: entry.url, to: URL(fileURLWithPath: path, isDirectory: false), checksum: entry.checksum,
+                url: entry.url, to: URL(fileURLWithPath: path, isDirectory: false), path: path, checksum: entry.checksum,
                 options: settings.options, engine: downloader.engine, callbackQueue: queue, destinationIsFresh: fresh)
             let id = ObjectIdentifier(job)
             submitted.withLock { $0[id] = Submitted(item: item, job: job) }

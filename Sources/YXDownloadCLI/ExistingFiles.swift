@@ -35,6 +35,8 @@ struct ExistingFiles {
     /// The output directory, as a path.
     let base: String
     private var listings: [String: Listing?] = [:]
+    /// The output directory's own listing, once made (`.some(nil)` when it could not be made).
+    private var topListing: Listing??
 
     private struct Listing {
         var names: Set<Int>
@@ -46,17 +48,22 @@ struct ExistingFiles {
 
     /// What the listing of `directory` (components under ``base``) says about `name`.
     mutating func presence(directory: [String], name: String) -> Presence {
-        let key = directory.joined(separator: "/")
         let listing: Listing?
-        if let known = listings[key] {
-            listing = known
+        if directory.isEmpty, let top = topListing {
+            listing = top  // the output directory itself: no key to build and look up
         } else {
-            listing = Self.list(([base] + directory).joined(separator: "/"))
-            listings[key] = listing
+            let key = directory.joined(separator: "/")
+            if let known = listings[key] {
+                listing = known
+            } else {
+                listing = Self.list(([base] + directory).joined(separator: "/"))
+                listings[key] = listing
+                if directory.isEmpty { topListing = listing }
+            }
         }
         guard let names = listing?.names else { return .unknown }
-        if names.contains(name.hashValue) { return .file }
-        if names.contains((name + ".part").hashValue) || names.contains((name + ".part.meta").hashValue) {
+        if names.contains(PathHash.of("", name)) { return .file }
+        if names.contains(PathHash.of("", name, adding: ".part")) || names.contains(PathHash.of("", name, adding: ".part.meta")) {
             return .partial
         }
         return .none
@@ -76,7 +83,7 @@ struct ExistingFiles {
             }
             if name == "." || name == ".." { continue }
             guard names.count < maximumNames else { return nil }
-            names.insert(name.hashValue)
+            names.insert(PathHash.of("", name))
         }
         return Listing(names: names)
     }

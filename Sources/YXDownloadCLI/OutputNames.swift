@@ -12,11 +12,13 @@ struct OutputNames {
     private var nextSuffix: [Int: Int] = [:]
 
     private static let partSuffixes = [".part", ".part.meta"]
+    /// The prefix of names in the output directory itself.
+    private static let topLevel = "/"
 
     /// The name the entry will use in `directory` (path components under the output directory).
     mutating func claim(directory: [String], name: String) -> String {
-        let prefix = directory.joined(separator: "/") + "/"
-        let key = (prefix + name).hashValue
+        let prefix = directory.isEmpty ? Self.topLevel : directory.joined(separator: "/") + "/"
+        let key = PathHash.of(prefix, name)
         var counter = nextSuffix[key] ?? 0
         var candidate = counter == 0 ? name : "\(name).\(counter)"
         while isTaken(prefix, candidate) {
@@ -24,18 +26,22 @@ struct OutputNames {
             candidate = "\(name).\(counter)"
         }
         if counter > 0 || nextSuffix[key] != nil { nextSuffix[key] = counter + 1 }
-        taken.insert((prefix + candidate).hashValue)
+        taken.insert(counter == 0 ? key : PathHash.of(prefix, candidate))
         return candidate
     }
 
     /// Whether `name`, its partial files, or the final file whose partial file `name` would be, is
     /// already claimed.
     private func isTaken(_ prefix: String, _ name: String) -> Bool {
-        var related = [name]
+        if taken.contains(PathHash.of(prefix, name)) { return true }
         for suffix in Self.partSuffixes {
-            related.append(name + suffix)
-            if name.hasSuffix(suffix) { related.append(String(name.dropLast(suffix.count))) }
+            if taken.contains(PathHash.of(prefix, name, adding: suffix)) { return true }
+            if name.utf8.count > suffix.utf8.count, name.utf8.reversed().starts(with: suffix.utf8.reversed()),
+                taken.contains(PathHash.of(prefix, name, droppingLast: suffix.utf8.count))
+            {
+                return true
+            }
         }
-        return related.contains { taken.contains((prefix + $0).hashValue) }
+        return false
     }
 }

@@ -197,6 +197,20 @@ final class CommandPartsTests: XCTestCase {
         XCTAssertEqual(names.claim(directory: [], name: "a.bin.1"), "a.bin.1.1")
         XCTAssertEqual(names.claim(directory: [], name: "a.bin.part"), "a.bin.part.1", "a.bin's .part is taken")
         for index in 3..<1000 { XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin.\(index)") }
+
+        // Each of a name's three files, claimed first, keeps the others from it, in a folder too.
+        XCTAssertEqual(names.claim(directory: ["d"], name: "x.part.meta"), "x.part.meta")
+        XCTAssertEqual(names.claim(directory: ["d"], name: "x"), "x.1", "x's sidecar is taken")
+        XCTAssertEqual(names.claim(directory: ["d"], name: "y.part"), "y.part")
+        XCTAssertEqual(names.claim(directory: ["d"], name: "y"), "y.1", "y's .part is taken")
+        XCTAssertEqual(names.claim(directory: [], name: "y"), "y", "the folder's y is another file")
+        XCTAssertEqual(names.claim(directory: ["d", "e"], name: "z"), "z")
+        XCTAssertEqual(names.claim(directory: ["d", "e"], name: "z.part"), "z.part.1")
+        XCTAssertEqual(names.claim(directory: ["d"], name: "e/z"), "e/z.1", "the same path, however it is split")
+        // Canonically equivalent names are one name (one file on macOS), whatever their bytes.
+        XCTAssertEqual(names.claim(directory: [], name: "caf\u{E9}"), "caf\u{E9}")
+        XCTAssertEqual(names.claim(directory: [], name: "cafe\u{301}"), "cafe\u{301}.1")
+        XCTAssertEqual(names.claim(directory: [], name: "caf\u{E9}.part"), "caf\u{E9}.part.1")
     }
 
     func testJSONLinesEscape() {

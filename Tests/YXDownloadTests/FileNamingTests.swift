@@ -33,4 +33,30 @@ final class FileNamingTests: XCTestCase {
             XCTAssertEqual(FileNaming.percentDecoded(text[...].utf8), expected, "\(text)")
         }
     }
+
+    /// `sanitize` returns most names as they are after one pass over their bytes; it agrees with the
+    /// character-by-character rule on names made of the characters that matter, C1 controls (two bytes
+    /// in UTF-8, the first 0xC2) and their neighbours included.
+    func testSanitizeAgreesWithTheCharacterRule() {
+        func reference(_ name: String) -> String {
+            var result = ""
+            for scalar in name.unicodeScalars {
+                let replaced = scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
+                    || (0x80...0x9F).contains(scalar.value)
+                result.unicodeScalars.append(replaced ? "_" : scalar)
+            }
+            return result == "." ? "_" : result == ".." ? "__" : result
+        }
+        XCTAssertEqual(FileNaming.sanitize("report.pdf"), "report.pdf")
+        XCTAssertEqual(FileNaming.sanitize("a\u{85}b\u{A0}c\u{9F}"), "a_b\u{A0}c_", "C1 controls, not U+00A0")
+        XCTAssertEqual(FileNaming.sanitize(".."), "__")
+        let pieces = ["a", ".", "..", "/", "\\", "\u{0}", "\u{1F}", " ", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}",
+                      "é", "€", "😀", "~"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let name = (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                .joined()
+            XCTAssertEqual(FileNaming.sanitize(name), reference(name), "\(name.unicodeScalars.map(\.value))")
+        }
+    }
 }

@@ -27,6 +27,23 @@ final class TransferResponseTests: XCTestCase {
         XCTAssertNil(response.headers["x-other"], "only the fields the engine reads are kept")
     }
 
+    func testEveryKeptFieldIsReadAndARedirectsFieldsAreForgotten() {
+        var response = TransferResponse()
+        response.consume(headerLine: "HTTP/1.1 302 Found\r\n")
+        for field in TransferResponse.keptFieldNames { response.consume(headerLine: "\(field.uppercased()): old-\(field)\r\n") }
+        for field in TransferResponse.keptFieldNames { XCTAssertEqual(response.headers[field], "old-\(field)") }
+        response.consume(headerLine: "HTTP/1.1 200 OK\r\n")
+        for field in TransferResponse.keptFieldNames { XCTAssertNil(response.headers[field], field) }
+        response.consume(headerLine: "Last-Modified: Tue, 24 Nov 2026 10:00:00 GMT\r\n")
+        response.consume(headerLine: "Transfer-Encoding: Chunked\r\n")
+        response.consume(headerLine: "ETag: \"1\"\r\n")
+        response.consume(headerLine: "ETag: \"2\"\r\n")
+        XCTAssertEqual(response.lastModified, "Tue, 24 Nov 2026 10:00:00 GMT")
+        XCTAssertTrue(response.isChunked)
+        XCTAssertEqual(response.etag, "\"2\"", "the last value wins")
+        XCTAssertNil(response.contentLength)
+    }
+
     func testAStatusLineWithoutAThreeDigitCodeGivesZero() {
         var response = TransferResponse()
         response.consume(headerLine: "HTTP/1.1 abc\r\n")
