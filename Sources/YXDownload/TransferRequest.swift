@@ -81,7 +81,8 @@ struct TransferResponse: Sendable {
 
     /// The value, unless it holds a control character other than a tab (a bare CR, a NUL).
     private static func validator(_ value: String) -> String? {
-        value.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } ? nil : value
+        var bytes = value  // `withUTF8` scans the contiguous bytes: a third of the instructions of `utf8`'s iterator
+        return bytes.withUTF8 { $0.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } } ? nil : value
     }
 
     /// The header fields the engine reads; every other field is skipped without making a `String`.

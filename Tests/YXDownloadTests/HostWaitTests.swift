@@ -155,4 +155,21 @@ final class HostWaitTests: DownloadTestCase {
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(server.requests(to: "/wait").count, 1)
     }
+
+    /// The gate on its own: nothing held costs nothing and waits for nothing; a hold is per origin,
+    /// whatever the case of the scheme and host, or an explicit default port.
+    func testTheGateHoldsOneOriginAndNothingElse() throws {
+        let gate = HostGate()
+        let a = try XCTUnwrap(URL(string: "https://a.example/file"))
+        let b = try XCTUnwrap(URL(string: "https://b.example/file"))
+        XCTAssertEqual(gate.wait(for: a), 0)
+        gate.hold(a, for: 30)
+        XCTAssertGreaterThan(gate.wait(for: a), 25)
+        XCTAssertGreaterThan(gate.wait(for: try XCTUnwrap(URL(string: "HTTPS://A.example:443/other"))), 25)
+        XCTAssertEqual(gate.wait(for: b), 0, "another host")
+        XCTAssertEqual(gate.wait(for: try XCTUnwrap(URL(string: "http://a.example/file"))), 0, "another scheme")
+        gate.hold(b, for: 0.001)
+        Thread.sleep(forTimeInterval: 0.01)
+        XCTAssertEqual(gate.wait(for: b), 0, "an expired hold")
+    }
 }
