@@ -211,6 +211,12 @@ final class CommandPartsTests: XCTestCase {
         XCTAssertEqual(names.claim(directory: [], name: "caf\u{E9}"), "caf\u{E9}")
         XCTAssertEqual(names.claim(directory: [], name: "cafe\u{301}"), "cafe\u{301}.1")
         XCTAssertEqual(names.claim(directory: [], name: "caf\u{E9}.part"), "caf\u{E9}.part.1")
+        // Even when one of them is ASCII: U+037E (Greek question mark) is canonically a semicolon.
+        XCTAssertEqual(names.claim(directory: [], name: "q;"), "q;")
+        XCTAssertEqual(names.claim(directory: [], name: "q\u{37E}"), "q\u{37E}.1")
+        XCTAssertTrue(PathHash.bytesHashLikeStrings, "the ASCII fast path is in use")
+        XCTAssertEqual(PathHash.of("d/", "name.part", droppingLast: 5, adding: ".part.meta"), "d/name.part.meta".hashValue)
+        XCTAssertEqual(PathHash.of("d/", "\u{E9}.part", droppingLast: 5), "d/e\u{301}".hashValue)
     }
 
     func testJSONLinesEscape() {
