@@ -81,7 +81,7 @@ struct TransferResponse: Sendable {
 
     /// The value, unless it holds a control character other than a tab (a bare CR, a NUL).
     private static func validator(_ value: String) -> String? {
-        var bytes = value  // `withUTF8` scans the contiguous bytes: a third of the instructions of `utf8`'s iterator
+        var bytes = value  // `withUTF8`: a loop over the contiguous bytes, not through `utf8`'s iterator
         return bytes.withUTF8 { $0.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F } } ? nil : value
     }
 
