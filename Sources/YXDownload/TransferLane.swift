@@ -260,9 +260,12 @@ final class TransferLane: @unchecked Sendable {
             }
             if stopping { break }
             refillTokens()
-            curl_multi_perform(made, &running)
-            flushGatheredBytes()
-            readCompletions()
+            // The turn's ended downloads wake their callback queue once, after the turn.
+            DeliveryBatch.collecting {
+                curl_multi_perform(made, &running)
+                flushGatheredBytes()
+                readCompletions()
+            }
             expireStalledTransfers()
             let timeout: Int32
             if !paused.isEmpty {
