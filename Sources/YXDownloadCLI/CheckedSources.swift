@@ -6,14 +6,15 @@ import YXTerminal
 struct CheckedSources {
     /// The URL arguments and the list, as sorted by ``DownloadSources``.
     var sources: DownloadSources
-    /// The opened list, read again (second pass) for the entries.
+    /// The opened list: its checked entries, or a second pass over it.
     var list: InputList?
     /// Valid entries, arguments and list together.
     var listed: Int
 
-    /// The entries, arguments first, then the list's.
+    /// The entries, arguments first, then the list's (those the check kept, or else read again).
     func entries() -> RunEntries {
-        RunEntries(urls: sources.urls, list: list?.entries())
+        if let kept = list?.checkedEntries { return RunEntries(urls: sources.urls + kept, list: nil) }
+        return RunEntries(urls: sources.urls, list: list?.entries())
     }
 
     /// Checks the list, if any, and prints what is wrong with it.

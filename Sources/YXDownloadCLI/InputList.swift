@@ -30,8 +30,8 @@ final class InputList {
     private let spooledFromStandardInput: Bool
     private var checked = false
     private let retainLimit: Int
-    /// The first pass's entries, when there were at most `retainLimit`.
-    private var retained: [DownloadListEntry]?
+    /// The first pass's entries, when there were at most `retainLimit` (then no second pass is needed).
+    private(set) var checkedEntries: [DownloadListEntry]?
 
     /// Opens a list; `-` is standard input. `retainingUpTo` is ``retainedEntriesLimit`` but for tests.
     init(path: String, retainingUpTo retainLimit: Int = InputList.retainedEntriesLimit) throws(OpenError) {
@@ -91,29 +91,24 @@ final class InputList {
         }
         if let entry = parser.finish() { keep(entry) }
         result.errors = parser.errors
-        retained = kept
+        checkedEntries = kept
         checked = true
         return result
     }
 
-    /// The entries, one at a time: those the first pass kept, or a second pass over the list. Call
-    /// after ``check()``.
+    /// The second pass: the entries, one at a time. Call after ``check()``; needed only when
+    /// ``checkedEntries`` is nil.
     func entries() -> Entries {
         precondition(checked, "check() the list before reading its entries")
-        if let retained { return Entries(retained: retained) }
         lseek(fd, 0, SEEK_SET)
         return Entries(reader: LineReader(fd: fd), parser: DownloadListParser(fileName: displayName))
     }
 
-    /// Whether ``entries()`` gives the first pass's entries (the list is not read again).
-    var keepsItsEntries: Bool { retained != nil }
-
     /// Entries of the second pass. A read error here (the file changed under us) ends the list early;
     /// ``failure`` says why.
     struct Entries: IteratorProtocol {
-        fileprivate var reader: LineReader?
-        fileprivate var parser: DownloadListParser?
-        private var retained: IndexingIterator<[DownloadListEntry]>?
+        fileprivate var reader: LineReader
+        fileprivate var parser: DownloadListParser
         private var finished = false
         private(set) var failure: String?
 
@@ -122,18 +117,11 @@ final class InputList {
             self.parser = parser
         }
 
-        fileprivate init(retained: [DownloadListEntry]) {
-            self.retained = retained.makeIterator()
-        }
-
         mutating func next() -> DownloadListEntry? {
-            if retained != nil { return retained?.next() }
-            // Optional chaining mutates the reader and the parser in place (a copy would copy the
-            // reader's buffer).
-            while !finished, reader != nil {
+            while !finished {
                 let line: String?
                 do {
-                    line = try reader?.next()
+                    line = try reader.next()
                 } catch {
                     failure = "the input list could not be read again: \(error)"
                     finished = true
@@ -141,9 +129,9 @@ final class InputList {
                 }
                 guard let line else {
                     finished = true
-                    return parser?.finish()
+                    return parser.finish()
                 }
-                if let entry = parser?.consume(line, number: reader?.lineNumber ?? 0) { return entry }
+                if let entry = parser.consume(line, number: reader.lineNumber) { return entry }
             }
             return nil
         }

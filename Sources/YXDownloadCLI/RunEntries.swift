@@ -1,5 +1,5 @@
-/// The entries of one run, one at a time: the URLs given as arguments, then the list's entries (its
-/// second pass, read as the run goes).
+/// The entries of one run, one at a time: the URLs given as arguments, then the list's entries (those
+/// its check kept, which come with the arguments, or its second pass, read as the run goes).
 struct RunEntries: IteratorProtocol, Sendable {
     private var urls: IndexingIterator<[DownloadListEntry]>
     private var list: InputList.Entries?

@@ -23,7 +23,18 @@ final class InputListTests: XCTestCase {
         return path
     }
 
+    /// What a run of the command gets: the checked sources' entries (no URL arguments here).
     private func all(_ list: InputList) -> [DownloadListEntry] {
+        var entries = CheckedSources(sources: DownloadSources(urls: [], listPath: "urls.txt"), list: list, listed: 0)
+            .entries()
+        var result: [DownloadListEntry] = []
+        while let entry = entries.next() { result.append(entry) }
+        XCTAssertNil(entries.failure)
+        return result
+    }
+
+    /// The list's second pass alone.
+    private func reread(_ list: InputList) -> [DownloadListEntry] {
         var entries = list.entries()
         var result: [DownloadListEntry] = []
         while let entry = entries.next() { result.append(entry) }
@@ -47,7 +58,7 @@ final class InputListTests: XCTestCase {
         let check = try list.check()
         XCTAssertEqual(check.entries, 3)
         XCTAssertEqual(check.errors, [])
-        XCTAssertTrue(list.keepsItsEntries)
+        XCTAssertNotNil(list.checkedEntries)
         // The file changes after the check: the downloads are still those that were checked.
         _ = try write("http://b.example/changed\n")
         let entries = all(list)
@@ -61,12 +72,13 @@ final class InputListTests: XCTestCase {
         let path = try write(text)
         let kept = try InputList(path: path, retainingUpTo: 3)
         _ = try kept.check()
-        XCTAssertTrue(kept.keepsItsEntries, "as many entries as the limit are kept")
-        let reread = try InputList(path: path, retainingUpTo: 2)
-        let check = try reread.check()
+        XCTAssertEqual(kept.checkedEntries?.count, 3, "as many entries as the limit are kept")
+        let longer = try InputList(path: path, retainingUpTo: 2)
+        let check = try longer.check()
         XCTAssertEqual(check.entries, 3)
-        XCTAssertFalse(reread.keepsItsEntries)
-        XCTAssertEqual(all(reread), all(kept), "the second pass gives what the first kept")
+        XCTAssertNil(longer.checkedEntries)
+        XCTAssertEqual(all(longer), all(kept), "the second pass gives what the first kept")
+        XCTAssertEqual(reread(kept), kept.checkedEntries, "and the same as reading the kept list again")
     }
 
     func testAnEmptyListHasNoEntries() throws {
