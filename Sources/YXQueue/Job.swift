@@ -469,18 +469,13 @@ open class Job: @unchecked Sendable {
     var queuedMailCount: Int { core.withLock { $0.mailbox.count } }
 
     private func scheduleDrain() {
-        if let batch = DeliveryBatch.current {
-            batch.jobs.append(self)
-            return
-        }
+        if DeliveryBatch.hold(self) { return }
         callbackQueue.async { [self] in drain() }
     }
 
-    /// Delivers the mailbox (for ``DeliveryBatch``). Runs on the callback queue.
-    func drainMailbox() { drain() }
-
-    /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the callback queue.
-    private func drain() {
+    /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the callback queue
+    /// (handed there by `scheduleDrain` or by ``DeliveryBatch``).
+    func drain() {
         dispatchPrecondition(condition: .onQueue(callbackQueue))
         while true {
             // The listeners are read with each item, so one removed in a callback hears nothing more.

@@ -25,6 +25,9 @@ enum ThreadLoop {
         var isRunning = false
         /// Inside `run` on a pool thread (a worker of `DispatchQueue.global`).
         var isPoolThread = false
+        /// Jobs waiting to be handed to their callback queue while a ``DeliveryBatch`` is open on this
+        /// thread; nil when none is.
+        var deliveryBatch: [Job]?
     }
 
     private static let key: pthread_key_t = {
@@ -37,6 +40,11 @@ enum ThreadLoop {
         assert(result == 0, "pthread_key_create failed")
         return key
     }()
+
+    /// This thread's context, if it has one.
+    static var existing: Context? {
+        pthread_getspecific(key).map { Unmanaged<Context>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+    }
 
     /// This thread's context, created on first use.
     static var current: Context {

@@ -54,6 +54,24 @@ final class DeliveryBatchTests: XCTestCase {
         _ = tokens
     }
 
+    /// Jobs of one callback queue (the usual case) are handed over together, in the order they ended.
+    func testJobsOfOneQueueArriveTogetherInOrder() {
+        let dispatcher = Dispatcher(name: "one-queue", queues: ["inline": 8])
+        let callbacks = DispatchQueue(label: "one-queue.callbacks")
+        let log = Log<Int>()
+        let jobs = (0..<5).map { InlineJob(tag: $0, callbackQueue: callbacks) }
+        let tokens = jobs.map { job in job.observe(.terminal) { job, _ in log.append(job.tag) } }
+        DeliveryBatch.collecting {
+            for job in jobs { dispatcher.add(job) }
+            callbacks.sync {}
+            XCTAssertEqual(log.all, [])
+        }
+        callbacks.sync {}
+        XCTAssertEqual(log.all, [0, 1, 2, 3, 4])
+        dispatcher.waitUntilAllJobsAreFinished()
+        _ = tokens
+    }
+
     func testOutsideABatchEventsAreHandedOverAtOnce() {
         let dispatcher = Dispatcher(name: "no-batch", queues: ["inline": 8])
         let callbacks = DispatchQueue(label: "no-batch.callbacks")
