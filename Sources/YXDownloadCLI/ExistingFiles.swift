@@ -35,8 +35,6 @@ struct ExistingFiles {
     /// The output directory, as a path.
     let base: String
     private var listings: [String: Listing?] = [:]
-    /// The output directory's own listing, once made (`.some(nil)` when it could not be made).
-    private var topListing: Listing??
 
     private struct Listing {
         var names: Set<Int>
@@ -48,18 +46,13 @@ struct ExistingFiles {
 
     /// What the listing of `directory` (components under ``base``) says about `name`.
     mutating func presence(directory: [String], name: String) -> Presence {
+        let key = directory.isEmpty ? "" : directory.joined(separator: "/")
         let listing: Listing?
-        if directory.isEmpty, let top = topListing {
-            listing = top  // the output directory itself: no key to build and look up
+        if let known = listings[key] {
+            listing = known
         } else {
-            let key = directory.joined(separator: "/")
-            if let known = listings[key] {
-                listing = known
-            } else {
-                listing = Self.list(([base] + directory).joined(separator: "/"))
-                listings[key] = listing
-                if directory.isEmpty { topListing = listing }
-            }
+            listing = Self.list(directory.isEmpty ? base : ([base] + directory).joined(separator: "/"))
+            listings[key] = listing
         }
         guard let names = listing?.names else { return .unknown }
         if names.contains(PathHash.of("", name)) { return .file }
