@@ -273,11 +273,12 @@ public final class Dispatcher: Sendable {
     public var queueNames: [String] { state.withLock { Array($0.queues.keys) } }
 
     func workQueue(named name: String) -> WorkQueue {
-        if let existing = state.withLock({ $0.queues[name] }) { return existing }
+        if let existing = state.withLock({ $0.queue(named: name) }) { return existing }
         return state.withLock { s in
-            if let existing = s.queues[name] { return existing }
+            if let existing = s.queue(named: name) { return existing }
             let made = WorkQueue(name: name, limit: s.configured[name] ?? defaultLimit, isPaused: s.isPaused)
             s.queues[name] = made
+            if s.firstQueues.count < State.firstQueuesLimit { s.firstQueues.append(made) }
             return made
         }
     }
@@ -396,6 +397,15 @@ public final class Dispatcher: Sendable {
         var configured: [String: Int]
         var maxPendingJobs: Int?
         var queues: [String: WorkQueue] = [:]
+        /// The first queues made, also in `queues`: a program has a handful, and comparing a short name
+        /// with each costs less than hashing it (each ready operation looks its queue up).
+        var firstQueues: [WorkQueue] = []
+        static let firstQueuesLimit = 8
+
+        func queue(named name: String) -> WorkQueue? {
+            for queue in firstQueues where queue.name == name { return queue }
+            return firstQueues.count < State.firstQueuesLimit ? nil : queues[name]
+        }
         var active: [ObjectIdentifier: Entry] = [:]
         var isPaused = false
         var observers: [(id: UInt64, kinds: JobEvent.Kinds, handler: @Sendable (Job, JobEvent) -> Void)] = []

@@ -163,7 +163,8 @@ open class Job: @unchecked Sendable {
                 if canceled {
                     end(to: .canceled, event: .canceled, attempt: attempt)
                 } else {
-                    manager.begin(attempt: attempt, dispatcher: dispatcher)
+                    // A manager made for this attempt has no earlier operations to wait for.
+                    manager.begin(attempt: attempt, dispatcher: dispatcher, isFresh: manager === made)
                 }
                 return true
             }

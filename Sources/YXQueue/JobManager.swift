@@ -111,8 +111,11 @@ open class JobManager: @unchecked Sendable {
 
     /// Begins `attempt` (or, with `isRetry`, tries its work again): builds the operations and submits
     /// those that are ready. Waits for operations of an earlier set that still execute.
-    func begin(attempt: Int, dispatcher: Dispatcher, isRetry: Bool = false) {
-        let mustWait = graph.withLock { g -> Bool in
+    ///
+    /// - Parameter isFresh: the manager was made for this attempt: no operation of it ever executed, so
+    ///   there is nothing to wait for.
+    func begin(attempt: Int, dispatcher: Dispatcher, isRetry: Bool = false, isFresh: Bool = false) {
+        let mustWait = !isFresh && graph.withLock { g -> Bool in
             guard g.executing > 0 else { return false }
             g.deferredBegin = DeferredBegin(attempt: attempt, dispatcher: dispatcher, isRetry: isRetry)
             return true

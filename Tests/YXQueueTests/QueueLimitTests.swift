@@ -41,6 +41,29 @@ final class QueueLimitTests: XCTestCase {
         XCTAssertEqual(dispatcher.limit(for: "shared"), 3)
     }
 
+    /// A dispatcher finds its first queues by comparing names and the others by hashing them: with more
+    /// queues than the short list holds, and names that differ only at the end, each operation still
+    /// takes a slot of its own queue under that queue's limit.
+    func testManyQueuesEachKeepTheirOwnLimit() async throws {
+        let names = (0..<12).map { "queue-with-a-long-name-\($0)" }
+        let dispatcher = Dispatcher(
+            name: "many-queues", queues: Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0 % 2 + 1) }))
+        let probe = ConcurrencyProbe()
+        let release = Gate()
+        for (index, name) in names.enumerated() {
+            for copy in 0..<3 { dispatcher.add(holdingJob(index * 10 + copy, queue: name, probe: probe, release: release)) }
+        }
+        for (index, name) in names.enumerated() {
+            let limit = index % 2 + 1
+            await eventually { dispatcher.load(of: name).running == limit && probe.peak(name) == limit }
+            XCTAssertEqual(dispatcher.load(of: name).waiting, 3 - limit, name)
+        }
+        release.open()
+        await dispatcher.waitForAllJobs()
+        for (index, name) in names.enumerated() { XCTAssertEqual(probe.peak(name), index % 2 + 1, name) }
+        XCTAssertEqual(Set(dispatcher.queueNames), Set(names))
+    }
+
     func testAQueueNobodyConfiguredGetsTheDefaultLimit() async throws {
         let dispatcher = Dispatcher(name: "defaults", defaultLimit: 2)
         XCTAssertEqual(dispatcher.limit(for: "anything"), 2)
