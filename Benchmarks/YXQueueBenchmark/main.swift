@@ -4,7 +4,8 @@
 //
 // Prints, as medians over N rounds (default 5):
 //   1. throughput: 100,000 no-op jobs through a Dispatcher vs 100,000 BlockOperations through a bare
-//      OperationQueue (both with maxConcurrentOperationCount 5);
+//      OperationQueue (both with maxConcurrentOperationCount 5), and the same no-op work as typed
+//      definitions (`JobDefinition` with a synchronous body);
 //   2. dependencies: 16,000 jobs each A → B, vs the same 32,000 operations with addDependency in a
 //      bare OperationQueue, added dependents first (the slow case) and pair by pair;
 //   3. memory: resident memory per queued (not yet running) job, and the process's peak RSS;
@@ -13,7 +14,9 @@
 //      on a serial callback queue), without curl and without files: CPU time and context switches per
 //      job, from getrusage. What a small download costs before it fetches or writes anything. Then the
 //      same with an observer of terminal events only (`observe(.terminal)`), which spares each job
-//      the delivery of its start.
+//      the delivery of its start. The window is refilled from the main thread (it waits on a
+//      semaphore); then both again with the window refilled on the callback queue, as yxdownload's run
+//      refills it (its producer runs on the queue that receives the events).
 import Foundation
 import YXQueue
 
@@ -30,6 +33,16 @@ let pairCount = 16_000
 /// A job whose single operation does nothing (the default `QueueOperation.execute`).
 final class NoOpJob: Job, @unchecked Sendable {
     override var queue: String { "noop" }
+}
+
+/// A typed job whose synchronous body does nothing.
+struct SyncNoOp: JobDefinition {
+    var work: JobWork<Int> { .run(on: "noop") { (_: JobContext) throws -> Int in 0 } }
+}
+
+/// A typed job whose `async` body does nothing.
+struct AsyncNoOp: JobDefinition {
+    var work: JobWork<Int> { .run(on: "noop") { (_: JobContext) async throws -> Int in 0 } }
 }
 
 /// A job of two operations, B waiting for A.
@@ -104,6 +117,43 @@ func downloadShapedFloor(
             Double(after.switches - before.switches) / Double(floorJobCount))
 }
 
+/// What the window of ``downloadShapedRefill(jobs:observing:)`` needs, touched only on its callback
+/// queue.
+final class RefillState: @unchecked Sendable {
+    var left: Int
+    var tokens: [JobObservation] = []
+    init(left: Int) { self.left = left }
+}
+
+/// The same jobs, with the window refilled as `yxdownload` refills it: the next job is added on the
+/// serial queue that receives the events (the CLI's producer runs on its run's queue), so a job's end
+/// starts the next one without waking another thread. Returns CPU µs and context switches per job.
+func downloadShapedRefill(
+    jobs count: Int = floorJobCount, observing kinds: JobEvent.Kinds = .all
+) -> (micros: Double, switches: Double) {
+    let dispatcher = Dispatcher(name: "bench.refill", queues: ["handoff": 16])
+    let callbacks = DispatchQueue(label: "bench.callbacks")
+    let state = RefillState(left: count)
+    state.tokens.reserveCapacity(count)
+    @Sendable func addOne() {
+        guard state.left > 0 else { return }
+        state.left -= 1
+        let job = HandOffJob(callbackQueue: callbacks)
+        state.tokens.append(job.observe(kinds) { _, event in
+            if event.isTerminal { addOne() }
+        })
+        dispatcher.add(job)
+    }
+    let before = usage()
+    callbacks.sync {
+        for _ in 0..<16 { addOne() }
+    }
+    dispatcher.waitUntilAllJobsAreFinished()
+    let after = usage()
+    precondition(callbacks.sync { state.left == 0 && state.tokens.count == count })
+    return ((after.cpu - before.cpu) * 1e6 / Double(count), Double(after.switches - before.switches) / Double(count))
+}
+
 func seconds(_ body: () -> Void) -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     body()
@@ -141,6 +191,16 @@ func frameworkThroughput() -> Double {
     let dispatcher = Dispatcher(name: "bench.throughput", queues: ["noop": width])
     return seconds {
         for _ in 0..<jobCount { dispatcher.add(NoOpJob()) }
+        dispatcher.waitUntilAllJobsAreFinished()
+    }
+}
+
+/// The same no-op work as typed definitions (`JobDefinition`, a synchronous body): what most programs
+/// write.
+func typedThroughput() -> Double {
+    let dispatcher = Dispatcher(name: "bench.typed", queues: ["noop": width])
+    return seconds {
+        for _ in 0..<jobCount { dispatcher.start(SyncNoOp()) }
         dispatcher.waitUntilAllJobsAreFinished()
     }
 }
@@ -242,12 +302,21 @@ if let index = arguments.firstIndex(of: "--memory"), index + 1 < arguments.count
 
 if let index = arguments.firstIndex(of: "--instructions"), index + 1 < arguments.count {
     // One pass of a measure, for `valgrind --tool=callgrind` (instructions are repeatable on a noisy
-    // machine; divide by the job count): `noop N`, `floor N`, or `bare N` (BlockOperations in a bare
-    // OperationQueue of the same width).
+    // machine; divide by the job count): `noop N`, `typed N`, `typed-async N`, `floor N`, `refill N`, or
+    // `bare N` (BlockOperations in a bare OperationQueue of the same width).
     let count = index + 2 < arguments.count ? Int(arguments[index + 2]) ?? 20_000 : 20_000
     switch arguments[index + 1] {
     case "floor":
         _ = downloadShapedFloor(jobs: count)
+    case "refill":
+        _ = downloadShapedRefill(jobs: count)
+    case "typed", "typed-async":
+        let dispatcher = Dispatcher(name: "bench.instructions", queues: ["noop": width])
+        let isAsync = arguments[index + 1] == "typed-async"
+        for _ in 0..<count {
+            if isAsync { dispatcher.start(AsyncNoOp()) } else { dispatcher.start(SyncNoOp()) }
+        }
+        dispatcher.waitUntilAllJobsAreFinished()
     case "bare":
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = width
@@ -275,6 +344,7 @@ _ = bareThroughput()
 for round in 1...rounds {
     results["framework", default: []].append(frameworkThroughput())
     results["bare", default: []].append(bareThroughput())
+    results["typed", default: []].append(typedThroughput())
     results["framework-pairs", default: []].append(frameworkPairs())
     results["bare-pairs", default: []].append(barePairs(dependentsFirst: false))
     results["bare-pairs-parked", default: []].append(barePairs(dependentsFirst: true))
@@ -286,6 +356,12 @@ for round in 1...rounds {
     let endsOnly = downloadShapedFloor(observing: .terminal)
     results["floor-terminal-micros", default: []].append(endsOnly.micros)
     results["floor-terminal-switches", default: []].append(endsOnly.switches)
+    let refill = downloadShapedRefill()
+    results["refill-micros", default: []].append(refill.micros)
+    results["refill-switches", default: []].append(refill.switches)
+    let refillEnds = downloadShapedRefill(observing: .terminal)
+    results["refill-terminal-micros", default: []].append(refillEnds.micros)
+    results["refill-terminal-switches", default: []].append(refillEnds.switches)
     print("  round \(round): done")
 }
 
@@ -303,6 +379,8 @@ print("1. \(jobCount) no-op jobs (median of \(rounds))")
 print("   Dispatcher:          \(String(format: "%7.3f s", framework))  \(rate(jobCount, framework))")
 print("   bare OperationQueue: \(String(format: "%7.3f s", bare))  \(rate(jobCount, bare))")
 print("   framework/bare throughput: \(String(format: "%.2f", bare / framework))  (target ≥ 0.50)")
+let typed = median(results["typed"]!)
+print("   typed definitions (synchronous body): \(String(format: "%7.3f s", typed))  \(rate(jobCount, typed))  typed/bare throughput: \(String(format: "%.2f", bare / typed))")
 print("2. \(pairCount) jobs A → B (median of \(rounds))")
 print("   Dispatcher:          \(String(format: "%7.3f s", frameworkGraph))")
 print("   bare OperationQueue, dependents added first: \(String(format: "%7.3f s", bareParked))  → Dispatcher \(String(format: "%.1f", bareParked / frameworkGraph))× faster (target ≥ 10×)")
@@ -317,3 +395,4 @@ print("   context switches per job: \(String(format: "%.2f", median(results["flo
 let endsMicros = median(results["floor-terminal-micros"]!)
 let endsSwitches = median(results["floor-terminal-switches"]!)
 print("   observing terminal events only: \(String(format: "%.1f", endsMicros)) µs and \(String(format: "%.2f", endsSwitches)) context switches per job")
+print("   refilled on the callback queue, as yxdownload's run does: \(String(format: "%.1f", median(results["refill-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-switches"]!))) context switches per job; terminal events only: \(String(format: "%.1f", median(results["refill-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-terminal-switches"]!)))")

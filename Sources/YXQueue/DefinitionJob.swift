@@ -36,24 +36,24 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
             return [refuse]
         }
         let work = definition.work
-        let steps = Self.stepsInOrder(endingWith: work.final)
-        var indices: [ObjectIdentifier: Int] = [:]
-        for (index, step) in steps.enumerated() { indices[ObjectIdentifier(step)] = index }
+        // Most definitions are one body (`.run(on:)`): a graph of one step.
+        let steps = work.final.prerequisites.isEmpty ? [work.final] : Self.stepsInOrder(endingWith: work.final)
         let attempt = job.attempt
+        let finalIndex = steps.count - 1  // the walk puts the final step last
         let outputs = current.withLock { c -> StepOutputs in
             // A retry within the attempt keeps the outputs of the steps that succeeded.
-            if let kept = c?.outputs, kept.attempt == attempt { return kept }
-            return StepOutputs(attempt: attempt)
+            let outputs = c.flatMap { $0.outputs.attempt == attempt ? $0.outputs : nil } ?? StepOutputs(attempt: attempt)
+            c = (outputs, finalIndex)
+            return outputs
         }
-        let finalIndex = indices[ObjectIdentifier(work.final)] ?? steps.count - 1
-        current.withLock { $0 = (outputs, finalIndex) }
-        let build = StepBuild(indices: indices, outputs: outputs)
+        let build = StepBuild(steps: steps, outputs: outputs)
+        let jobName = Definition.name
         let operations = steps.enumerated().map { index, step in
-            StepOperation(step: step, index: index, build: build, jobName: Definition.name)
+            StepOperation(step: step, index: index, build: build, jobName: jobName)
         }
         for (index, step) in steps.enumerated() {
             for prerequisite in step.prerequisites {
-                if let other = indices[ObjectIdentifier(prerequisite)] { operations[index].addPrerequisite(operations[other]) }
+                if let other = build.index(of: prerequisite) { operations[index].addPrerequisite(operations[other]) }
             }
         }
         return operations

@@ -92,19 +92,7 @@ open class Job: @unchecked Sendable {
     open class var operationClass: QueueOperation.Type { QueueOperation.self }
 
     /// The name of this kind of job (default: the class name), used in logs, metrics and descriptions.
-    open var name: String { Job.typeName(of: type(of: self)) }
-
-    /// Class names, made once per class: `String(describing:)` reflects on the type each time, which
-    /// cost more than the rest of a small job.
-    private static let typeNames = Locked<[ObjectIdentifier: String]>([:])
-
-    private static func typeName(of type: Job.Type) -> String {
-        let id = ObjectIdentifier(type)
-        if let known = typeNames.withLock({ $0[id] }) { return known }
-        let made = String(describing: type)
-        typeNames.withLock { $0[id] = made }
-        return made
-    }
+    open var name: String { TypeNames.name(of: type(of: self)) }
 
     /// The dispatcher queue of the default manager's operation (default: ``Job/name``).
     open var queue: String { name }

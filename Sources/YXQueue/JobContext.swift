@@ -21,8 +21,13 @@ public struct JobContext: Sendable {
     public let jobName: String
     /// The attempt this step belongs to (1 for the first, 2 after a restart, …).
     public let attempt: Int
-    /// The dispatcher's logger, with the job in its metadata.
-    public let logger: Logger
+    /// The dispatcher's logger, with the job in its metadata (made when asked for: most steps never log,
+    /// and the metadata costs an allocation).
+    public var logger: Logger {
+        var logger = operation.job?.dispatcher?.logger ?? Dispatcher.silentLogger
+        logger[metadataKey: "job"] = .string(jobName)
+        return logger
+    }
 
     /// Reports the fraction of this step's work that is done (0…1). Cheap; call it as often as you like:
     /// the job aggregates and throttles.

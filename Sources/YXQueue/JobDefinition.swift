@@ -42,7 +42,7 @@ public protocol JobDefinition: Sendable {
 }
 
 extension JobDefinition {
-    public static var name: String { String(describing: Self.self) }
+    public static var name: String { TypeNames.name(of: Self.self) }
     public var retryPolicy: RetryPolicy { .never }
     public var deadline: Duration? { nil }
 }

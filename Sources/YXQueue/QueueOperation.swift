@@ -126,6 +126,8 @@ open class QueueOperation: @unchecked Sendable {
     public var manager: JobManager? { box.withLock { $0.owner?.manager } }
     /// The job this operation works for (from when the manager takes it until it finishes).
     public var job: Job? { box.withLock { $0.owner?.job } }
+    /// The attempt this operation belongs to (from when the manager takes it until it finishes).
+    var boundAttempt: Int? { box.withLock { $0.owner?.attempt } }
 
     /// Operations that must finish successfully before this one is submitted to its queue.
     public var prerequisites: [QueueOperation] { box.withLock { $0.prerequisites } }

@@ -5,15 +5,27 @@ import Logging
 /// outputs of those that succeeded (kept across the tries of an attempt, so a retry does not run a
 /// step that already succeeded).
 final class StepBuild: Sendable {
-    private let indices: [ObjectIdentifier: Int]
+    /// The steps in graph order: a step's place is its index.
+    private let steps: [AnyJobStep]
+    /// Places by step, for graphs too large to search (nil: `steps` is searched).
+    private let indices: [ObjectIdentifier: Int]?
     let outputs: StepOutputs
 
-    init(indices: [ObjectIdentifier: Int], outputs: StepOutputs) {
-        self.indices = indices
+    /// Graphs of up to this many steps are searched, not hashed (most have one step).
+    static let searchedSteps = 8
+
+    /// - Parameter steps: Each step once.
+    init(steps: [AnyJobStep], outputs: StepOutputs) {
+        self.steps = steps
+        self.indices = steps.count <= Self.searchedSteps
+            ? nil : Dictionary(uniqueKeysWithValues: steps.enumerated().map { (ObjectIdentifier($1), $0) })
         self.outputs = outputs
     }
 
-    func index(of step: AnyJobStep) -> Int? { indices[ObjectIdentifier(step)] }
+    func index(of step: AnyJobStep) -> Int? {
+        if let indices { return indices[ObjectIdentifier(step)] }
+        return steps.firstIndex { $0 === step }
+    }
 
     func output(of step: AnyJobStep) -> (any Sendable)? {
         index(of: step).flatMap { outputs.value(at: $0) }
@@ -23,14 +35,22 @@ final class StepBuild: Sendable {
 /// The outputs of the steps of one attempt, by place in the graph.
 final class StepOutputs: Sendable {
     let attempt: Int
-    private let values = Locked<[Int: any Sendable]>([:])
+    private let values = Locked<[(any Sendable)?]>([])
 
     init(attempt: Int) {
         self.attempt = attempt
     }
 
-    func value(at index: Int) -> (any Sendable)? { values.withLock { $0[index] } }
-    func store(_ value: any Sendable, at index: Int) { values.withLock { $0[index] = value } }
+    func value(at index: Int) -> (any Sendable)? {
+        values.withLock { index < $0.count ? $0[index] : nil }
+    }
+
+    func store(_ value: any Sendable, at index: Int) {
+        values.withLock { values in
+            if index >= values.count { values.append(contentsOf: repeatElement(nil, count: index + 1 - values.count)) }
+            values[index] = value
+        }
+    }
 }
 
 /// Runs one ``JobStep`` of a ``JobDefinition``'s graph: a synchronous body on a pool thread, an `async`
@@ -40,15 +60,22 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
     private let index: Int
     private let build: StepBuild?
     private let jobName: String
-    private let task = Locked<Task<Void, Never>?>(nil)
+    /// The task of an `async` body (nil for a synchronous one).
+    private let task: Locked<Task<Void, Never>?>?
 
     init(step: AnyJobStep, index: Int, build: StepBuild, jobName: String) {
         self.step = step
         self.index = index
         self.build = build
         self.jobName = jobName
-        super.init(queue: step.queue, resourceIdentifier: "step \(index)")
+        if case .async = step.body { task = Locked(nil) } else { task = nil }
+        super.init(
+            queue: step.queue,
+            resourceIdentifier: index < Self.placeNames.count ? Self.placeNames[index] : "step \(index)")
     }
+
+    /// The resource identifiers of the first places ("step 0", …), made once.
+    private static let placeNames = (0..<16).map { "step \($0)" }
 
     /// Not used: steps are made by the definition's manager.
     required init(queue: String, resourceIdentifier: String? = nil) {
@@ -56,6 +83,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
         self.index = 0
         self.build = nil
         self.jobName = ""
+        self.task = nil
         super.init(queue: queue, resourceIdentifier: resourceIdentifier)
     }
 
@@ -72,10 +100,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
             return completion(.failure(JobError.invalidOperation("a step operation made without a step")))
         }
         if let known = build.outputs.value(at: index) { return completion(.success(known)) }
-        let attempt = job?.attempt ?? 0
-        var logger = job?.dispatcher?.logger ?? Dispatcher.silentLogger
-        logger[metadataKey: "job"] = "\(jobName)"
-        let context = JobContext(operation: self, build: build, jobName: jobName, attempt: attempt, logger: logger)
+        let context = JobContext(operation: self, build: build, jobName: jobName, attempt: boundAttempt ?? 0)
         let index = index
         switch step.body {
         case .sync(let body):
@@ -96,12 +121,12 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
                     completion(.failure(error))
                 }
             }
-            task.withLock { $0 = work }
+            task?.withLock { $0 = work }
             if isCancelled { work.cancel() }
         }
     }
 
     override func operationDidCancel() {
-        task.withLock { $0 }?.cancel()
+        task?.withLock { $0 }?.cancel()
     }
 }

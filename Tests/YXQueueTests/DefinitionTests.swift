@@ -1,5 +1,7 @@
 import Dispatch
 import Foundation
+import InMemoryLogging
+import Logging
 import XCTest
 
 @testable import YXQueue
@@ -84,7 +86,58 @@ private struct Forever: JobDefinition {
     }
 }
 
+/// A chain of `length` steps, each adding one to the output of the step before: a graph larger than
+/// the steps a build searches (its places are hashed).
+private struct Chain: JobDefinition {
+    let length: Int
+    var work: JobWork<Int> {
+        var last = JobStep(on: "cpu") { _ in 0 }
+        for _ in 1..<length {
+            let before = last
+            last = JobStep(on: "cpu", after: before) { value, _ in value + 1 }
+        }
+        return JobWork(last)
+    }
+}
+
+/// A step that reports what its context says about the job, and logs.
+private struct Introspective: JobDefinition {
+    var work: JobWork<String> {
+        .run(on: "cpu") { context in
+            context.logger.info("inside")
+            return "\(context.jobName) \(context.attempt)"
+        }
+    }
+}
+
 final class DefinitionTests: XCTestCase {
+    /// Graphs of 1 to 12 steps in a chain (searched up to 8 steps, hashed past that): every step runs
+    /// after the one before, and the job's output is the last step's.
+    func testChainsShorterAndLongerThanTheSearchedGraphs() async throws {
+        let dispatcher = Dispatcher(name: "chains", queues: ["cpu": 2])
+        for length in [1, 2, StepBuild.searchedSteps, StepBuild.searchedSteps + 1, 12] {
+            let output = try await dispatcher.run(Chain(length: length))
+            XCTAssertEqual(output, length - 1, "\(length) steps")
+        }
+    }
+
+    /// A definition without a name of its own is named after its type (made once per type), and its
+    /// steps see that name, their attempt, and a logger with the job in its metadata.
+    func testTheDefaultNameAndWhatAStepsContextSays() async throws {
+        let handler = InMemoryLogHandler()
+        let dispatcher = Dispatcher(name: "context", logger: Logger(label: "test", factory: { _ in handler }))
+        XCTAssertEqual(Introspective.name, "Introspective")
+        XCTAssertEqual(Introspective.name, String(describing: Introspective.self))
+        let handle = dispatcher.start(Introspective())
+        let output = try await handle.value
+        XCTAssertEqual(output, "Introspective 1")
+        XCTAssertEqual(handle.job.name, "Introspective")
+        let inside = handler.entries.filter { $0.message.description == "inside" }
+        XCTAssertEqual(inside.count, 1)
+        XCTAssertEqual(inside.first?.metadata["job"], "Introspective")
+        XCTAssertEqual(inside.first?.metadata["dispatcher"], "context")
+    }
+
     func testABodyRunsAndItsOutputIsTyped() async throws {
         let dispatcher = Dispatcher(name: "definitions", queues: ["cpu": 2])
         let nine: Int = try await dispatcher.run(Square(value: 3))
