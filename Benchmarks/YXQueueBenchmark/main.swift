@@ -252,16 +252,23 @@ func barePairs(dependentsFirst: Bool) -> Double {
 /// Resident bytes per job while 100,000 jobs wait in a paused dispatcher (job, manager, operation and
 /// the OperationQueue's own bookkeeping). Measured in a fresh child process: in a process that already
 /// freed memory, new objects reuse resident pages and the delta would show almost nothing.
-func bytesPerQueuedJob() -> Double {
+///
+/// - Parameter typed: Typed definitions (``SyncNoOp``, started with `Dispatcher.start`) instead of
+///   ``NoOpJob``s.
+func bytesPerQueuedJob(typed: Bool = false) -> Double {
     let dispatcher = Dispatcher(name: "bench.memory", queues: ["noop": width])
     dispatcher.pauseAll()
     var jobs: [Job] = []
     jobs.reserveCapacity(jobCount)
     let before = residentBytes()
     for _ in 0..<jobCount {
-        let job = NoOpJob()
-        dispatcher.add(job)
-        jobs.append(job)
+        if typed {
+            jobs.append(dispatcher.start(SyncNoOp()).job)
+        } else {
+            let job = NoOpJob()
+            dispatcher.add(job)
+            jobs.append(job)
+        }
     }
     let after = residentBytes()
     dispatcher.resumeAll()
@@ -296,7 +303,11 @@ func measureInChild(_ kind: String) -> Double {
 }
 
 if let index = arguments.firstIndex(of: "--memory"), index + 1 < arguments.count {
-    print(arguments[index + 1] == "bare" ? bytesPerQueuedOperation() : bytesPerQueuedJob())
+    switch arguments[index + 1] {
+    case "bare": print(bytesPerQueuedOperation())
+    case "typed": print(bytesPerQueuedJob(typed: true))
+    default: print(bytesPerQueuedJob())
+    }
     exit(0)
 }
 
@@ -349,6 +360,7 @@ for round in 1...rounds {
     results["bare-pairs", default: []].append(barePairs(dependentsFirst: false))
     results["bare-pairs-parked", default: []].append(barePairs(dependentsFirst: true))
     results["bytes-per-job", default: []].append(measureInChild("framework"))
+    results["bytes-per-typed-job", default: []].append(measureInChild("typed"))
     results["bytes-per-operation", default: []].append(measureInChild("bare"))
     let floor = downloadShapedFloor()
     results["floor-micros", default: []].append(floor.micros)
@@ -387,6 +399,7 @@ print("   bare OperationQueue, dependents added first: \(String(format: "%7.3f s
 print("   bare OperationQueue, each pair added A, B:    \(String(format: "%7.3f s", bareGraph))  → Dispatcher \(String(format: "%.2f", bareGraph / frameworkGraph))× as fast")
 print("3. memory")
 print("   resident bytes per queued job:            \(String(format: "%5.0f", perJob))  (target < 2048)")
+print("   resident bytes per queued typed job:      \(String(format: "%5.0f", median(results["bytes-per-typed-job"]!)))")
 print("   resident bytes per queued BlockOperation: \(String(format: "%5.0f", perOperation))  (bare queue, for comparison)")
 print("   peak RSS of this process: \(String(format: "%.1f", Double(peakResidentBytes()) / 1_048_576)) MiB")
 print("4. \(floorJobCount) download-shaped jobs: window 16, completed on another thread, observed (median of \(rounds))")

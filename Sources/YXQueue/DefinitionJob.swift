@@ -19,22 +19,19 @@ final class DefinitionJob<Definition: JobDefinition>: Job, @unchecked Sendable {
 /// Builds a definition's graph: one ``StepOperation`` per ``JobStep``, wired as the steps wait for each
 /// other. The job's result is the final step's output.
 final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked Sendable {
-    private let definition: Definition?
+    private let definition: Definition
     /// The outputs of the current attempt's steps, and the final step's place.
     private let current = Locked<(outputs: StepOutputs, final: Int)?>(nil)
 
+    /// - Parameter job: A `DefinitionJob<Definition>`: only that job names this manager (its
+    ///   ``Job/managerClass``), and the class is not visible outside YXQueue. (So no dynamic cast: it
+    ///   looked up the job's generic type for every job.)
     required init(job: Job) {
-        definition = (job as? DefinitionJob<Definition>)?.definition
+        definition = unsafeDowncast(job, to: DefinitionJob<Definition>.self).definition
         super.init(job: job)
     }
 
     override func makeOperations() -> [QueueOperation] {
-        guard let definition else {
-            let refuse = TaskOperation<Void>(queue: "yxqueue.invalid") { _ in
-                throw JobError.invalidOperation("\(Definition.self)'s manager runs a job that is not its definition's")
-            }
-            return [refuse]
-        }
         let work = definition.work
         // Most definitions are one body (`.run(on:)`): a graph of one step.
         let steps = work.final.prerequisites.isEmpty ? [work.final] : Self.stepsInOrder(endingWith: work.final)
