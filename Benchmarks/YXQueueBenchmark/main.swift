@@ -15,8 +15,9 @@
 //      job, from getrusage. What a small download costs before it fetches or writes anything. Then the
 //      same with an observer of terminal events only (`observe(.terminal)`), which spares each job
 //      the delivery of its start. The window is refilled from the main thread (it waits on a
-//      semaphore); then both again with the window refilled on the callback queue, as yxdownload's run
-//      refills it (its producer runs on the queue that receives the events).
+//      semaphore); then both again with the window refilled on the callback queue (the producer runs
+//      on the queue that receives the events), first a dispatch queue, then a `DirectQueue`, whose
+//      events are delivered on the thread that completed the job, as yxdownload's run does.
 import Foundation
 import YXQueue
 
@@ -128,11 +129,15 @@ final class RefillState: @unchecked Sendable {
 /// The same jobs, with the window refilled as `yxdownload` refills it: the next job is added on the
 /// serial queue that receives the events (the CLI's producer runs on its run's queue), so a job's end
 /// starts the next one without waking another thread. Returns CPU µs and context switches per job.
+///
+/// - Parameter direct: The callback queue is a ``DirectQueue``'s: a job's end is delivered, and the next
+///   job added, on the thread that completed the job (the engine's), as `yxdownload` does.
 func downloadShapedRefill(
-    jobs count: Int = floorJobCount, observing kinds: JobEvent.Kinds = .all
+    jobs count: Int = floorJobCount, observing kinds: JobEvent.Kinds = .all, direct: Bool = false
 ) -> (micros: Double, switches: Double) {
     let dispatcher = Dispatcher(name: "bench.refill", queues: ["handoff": 16])
-    let callbacks = DispatchQueue(label: "bench.callbacks")
+    let directQueue = direct ? DirectQueue(label: "bench.callbacks") : nil
+    let callbacks = directQueue?.queue ?? DispatchQueue(label: "bench.callbacks")
     let state = RefillState(left: count)
     state.tokens.reserveCapacity(count)
     @Sendable func addOne() {
@@ -145,8 +150,17 @@ func downloadShapedRefill(
         dispatcher.add(job)
     }
     let before = usage()
-    callbacks.sync {
-        for _ in 0..<16 { addOne() }
+    if let directQueue {
+        let added = DispatchSemaphore(value: 0)
+        directQueue.run {
+            for _ in 0..<16 { addOne() }
+            added.signal()
+        }
+        added.wait()
+    } else {
+        callbacks.sync {
+            for _ in 0..<16 { addOne() }
+        }
     }
     dispatcher.waitUntilAllJobsAreFinished()
     let after = usage()
@@ -313,7 +327,7 @@ if let index = arguments.firstIndex(of: "--memory"), index + 1 < arguments.count
 
 if let index = arguments.firstIndex(of: "--instructions"), index + 1 < arguments.count {
     // One pass of a measure, for `valgrind --tool=callgrind` (instructions are repeatable on a noisy
-    // machine; divide by the job count): `noop N`, `typed N`, `typed-async N`, `floor N`, `refill N`, or
+    // machine; divide by the job count): `noop N`, `typed N`, `typed-async N`, `floor N`, `refill N`, `direct N`, or
     // `bare N` (BlockOperations in a bare OperationQueue of the same width).
     let count = index + 2 < arguments.count ? Int(arguments[index + 2]) ?? 20_000 : 20_000
     switch arguments[index + 1] {
@@ -321,6 +335,8 @@ if let index = arguments.firstIndex(of: "--instructions"), index + 1 < arguments
         _ = downloadShapedFloor(jobs: count)
     case "refill":
         _ = downloadShapedRefill(jobs: count)
+    case "direct":
+        _ = downloadShapedRefill(jobs: count, direct: true)
     case "typed", "typed-async":
         let dispatcher = Dispatcher(name: "bench.instructions", queues: ["noop": width])
         let isAsync = arguments[index + 1] == "typed-async"
@@ -374,6 +390,12 @@ for round in 1...rounds {
     let refillEnds = downloadShapedRefill(observing: .terminal)
     results["refill-terminal-micros", default: []].append(refillEnds.micros)
     results["refill-terminal-switches", default: []].append(refillEnds.switches)
+    let direct = downloadShapedRefill(direct: true)
+    results["direct-micros", default: []].append(direct.micros)
+    results["direct-switches", default: []].append(direct.switches)
+    let directEnds = downloadShapedRefill(observing: .terminal, direct: true)
+    results["direct-terminal-micros", default: []].append(directEnds.micros)
+    results["direct-terminal-switches", default: []].append(directEnds.switches)
     print("  round \(round): done")
 }
 
@@ -408,4 +430,5 @@ print("   context switches per job: \(String(format: "%.2f", median(results["flo
 let endsMicros = median(results["floor-terminal-micros"]!)
 let endsSwitches = median(results["floor-terminal-switches"]!)
 print("   observing terminal events only: \(String(format: "%.1f", endsMicros)) µs and \(String(format: "%.2f", endsSwitches)) context switches per job")
-print("   refilled on the callback queue, as yxdownload's run does: \(String(format: "%.1f", median(results["refill-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-switches"]!))) context switches per job; terminal events only: \(String(format: "%.1f", median(results["refill-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-terminal-switches"]!)))")
+print("   refilled on the callback queue, on a dispatch queue: \(String(format: "%.1f", median(results["refill-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-switches"]!))) context switches per job; terminal events only: \(String(format: "%.1f", median(results["refill-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["refill-terminal-switches"]!)))")
+print("   refilled on a DirectQueue, as yxdownload's run does (events delivered on the completing thread): \(String(format: "%.1f", median(results["direct-micros"]!))) µs and \(String(format: "%.2f", median(results["direct-switches"]!))) context switches per job; terminal events only: \(String(format: "%.1f", median(results["direct-terminal-micros"]!))) µs and \(String(format: "%.2f", median(results["direct-terminal-switches"]!))) (target ≤ 6 µs, ≤ 0.25)")

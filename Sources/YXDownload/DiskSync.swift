@@ -63,8 +63,11 @@ final class DiskSync: Sendable {
                     if yx_syncfs(waiter.fd) != 0 { failedDevices.insert(device) }
                 }
             }
-            for waiter in round {
-                waiter.done(!failedDevices.contains(deviceOf[waiter.fd] ?? UInt64.max))
+            // The downloads of a round end together: their events go to their callback queue once.
+            DeliveryBatch.collecting {
+                for waiter in round {
+                    waiter.done(!failedDevices.contains(deviceOf[waiter.fd] ?? UInt64.max))
+                }
             }
         }
     }

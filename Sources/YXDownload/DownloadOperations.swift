@@ -72,6 +72,12 @@ final class ProbeOperation: TransferOperation, @unchecked Sendable {
         streamsWholeFile ? session.request(forSegment: 0) : session.probeRequest()
     }
 
+    /// A download of one stream (or a probe) starts on the lane that ended the download before it, when
+    /// that lane starts it: each lane keeps its own downloads going, with no wake-up of the other
+    /// lane and no object moving between cores. The parts of a segmented download are dealt in turn,
+    /// so that two lanes copy a large file's bytes.
+    override var staysOnThisLane: Bool { true }
+
     override func accept(_ response: TransferResponse, for request: TransferRequest) -> ResponseVerdict {
         if streamsWholeFile { return session.accept(response, segment: 0, requested: request) }
         if let error = session.applyProbe(response) { return .refuse(error) }

@@ -76,10 +76,18 @@ final class Transfer: @unchecked Sendable {
 
     private static let tickets = Atomic<Int>(0)
 
-    init(request: TransferRequest, handler: any TransferHandler) {
+    /// - Parameter onThisLane: Run on the lane whose thread makes the transfer, if a lane's thread
+    ///   does (a download that starts where the previous one ended stays on that thread and core; the
+    ///   lane takes it without a wake-up). Otherwise, or when not made on a lane, transfers are dealt
+    ///   to the lanes in turn.
+    init(request: TransferRequest, handler: any TransferHandler, onThisLane: Bool = false) {
         self.request = request
         self.handler = handler
-        laneTicket = Self.tickets.add(1, ordering: .relaxed).oldValue & Int.max
+        if onThisLane, let number = TransferLane.currentNumber {
+            laneTicket = number
+        } else {
+            laneTicket = Self.tickets.add(1, ordering: .relaxed).oldValue & Int.max
+        }
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }

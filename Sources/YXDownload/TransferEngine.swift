@@ -143,4 +143,7 @@ public final class TransferEngine: Sendable {
 
     /// How many lane threads were started so far.
     var laneThreadStarts: Int { lanes.reduce(0) { $0 + $1.threadStarts } }
+
+    /// Per lane: transfers added to its running thread, and how many of them another thread added.
+    var transfersAddedPerLane: [(all: Int, fromElsewhere: Int)] { lanes.map(\.transfersAdded) }
 }

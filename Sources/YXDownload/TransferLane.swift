@@ -37,6 +37,10 @@ final class TransferLane: @unchecked Sendable {
         var thread: pthread_t?
         /// Threads started so far (for tests).
         var threadStarts = 0
+        /// Transfers added so far, and how many of them another thread added while this lane's thread
+        /// ran (each of those woke it, unless a wake-up was pending; for tests).
+        var transfersAdded = 0
+        var transfersAddedFromElsewhere = 0
         var connectionCount = 0
     }
 
@@ -87,6 +91,19 @@ final class TransferLane: @unchecked Sendable {
         self.idleTimeout = idleTimeout.isFinite ? max(0, idleTimeout) : 86_400
         self.engineTransfers = transfers
         self.instruments = instruments
+    }
+
+    /// The number of the lane whose thread this is, plus one (0: not a lane's thread), per thread.
+    private static let threadLaneKey: pthread_key_t = {
+        var key = pthread_key_t()
+        _ = pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The number of the lane whose thread calls, if a lane's thread calls.
+    static var currentNumber: Int? {
+        let value = Int(bitPattern: pthread_getspecific(threadLaneKey))
+        return value == 0 ? nil : value - 1
     }
 
     /// `curl_global_init`, once per process; its result.
@@ -147,6 +164,11 @@ final class TransferLane: @unchecked Sendable {
     /// How many threads the lane started so far.
     var threadStarts: Int { inbox.withLock { $0.threadStarts } }
 
+    /// Transfers added to the running thread so far, and how many of them came from another thread.
+    var transfersAdded: (all: Int, fromElsewhere: Int) {
+        inbox.withLock { ($0.transfersAdded, $0.transfersAddedFromElsewhere) }
+    }
+
     private enum Delivery {
         case posted
         case startThread
@@ -164,6 +186,10 @@ final class TransferLane: @unchecked Sendable {
                 // thread (a finished transfer's handler starting the next one), which looks at the inbox
                 // before it waits. Each wake-up is a write, a read and a turn of the loop.
                 let onLane = s.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+                if case .add = command {
+                    s.transfersAdded += 1
+                    if !onLane { s.transfersAddedFromElsewhere += 1 }
+                }
                 if !wakeUpPending && !onLane {
                     curl_multi_wakeup(multi)  // only writes to a socket; never blocks
                 }
@@ -227,6 +253,7 @@ final class TransferLane: @unchecked Sendable {
             s.multi = made
             s.thread = pthread_self()
         }
+        pthread_setspecific(Self.threadLaneKey, UnsafeRawPointer(bitPattern: number + 1))
 
         let idleNanoseconds = UInt64(idleTimeout * 1e9)
         var idleSince = DispatchTime.now().uptimeNanoseconds

@@ -39,6 +39,9 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
 
     /// The request to send now; nil when the step has nothing to ask (it then fails).
     func makeRequest() -> TransferRequest? { nil }
+    /// Whether the transfer runs on the lane whose thread starts this step (see ``Transfer``), rather
+    /// than on the next lane in turn.
+    var staysOnThisLane: Bool { false }
     /// Judges the response before any body byte. Engine thread.
     func accept(_ response: TransferResponse, for request: TransferRequest) -> ResponseVerdict { .proceed }
     /// Receives body bytes. Engine thread.
@@ -91,7 +94,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         guard let request = makeRequest() else {
             return finish(.failure(DownloadError(.transfer, "nothing to request", url: session.redactedURL)))
         }
-        let transfer = Transfer(request: request, handler: self)
+        let transfer = Transfer(request: request, handler: self, onThisLane: staysOnThisLane)
         let proceed = state.withLock { s -> Bool in
             guard case .idle = s.phase, !isCancelled else { return false }
             s.phase = .transferring(transfer, request)

@@ -19,12 +19,15 @@ import Darwin
 ///   `maxPendingJobs` jobs (``Settings/window``) are under way: memory follows the downloads in flight,
 ///   never the length of the list. Submitted downloads wait in the transfer queue, so when a download
 ///   ends, the next one starts on the thread that ended it, without a hand-off.
-/// - The run's serial ``queue`` receives every job's events (one dispatcher-wide observer), ticks and
-///   signals, and owns the counters, the running downloads and the reporter.
+/// - The run's serial queue (``events``) receives every job's events (one dispatcher-wide observer),
+///   ticks and signals, and owns the counters, the running downloads and the reporter.
 ///
-/// The producer runs on ``queue`` too (its task's executor, ``QueueExecutor``): a download's end is
-/// delivered there, and the dispatcher lets the waiting producer go on from there, so refilling the
-/// window costs no thread wake-up (on the cooperative pool it cost about five futex calls per file).
+/// The producer runs on ``events`` too (its task's executor, ``QueueExecutor``): a download's end is
+/// delivered there, and the dispatcher lets the waiting producer go on from there. ``events`` is a
+/// `DirectQueue`: the downloads that a transfer lane ends in one turn are delivered by the lane itself
+/// when the queue is idle, and the producer refills the window there, so a small file costs no thread
+/// wake-up at all (through a dispatch queue, the lane woke the run's thread about once per turn; on the
+/// cooperative pool the producer cost about five futex calls per file).
 ///
 /// The calling thread only waits for the end.
 final class DownloadRun: @unchecked Sendable {
@@ -42,13 +45,16 @@ final class DownloadRun: @unchecked Sendable {
     private let reporter: any RunReporter
     /// Runs the downloads; its dispatcher bounds the submitted jobs (``Settings/window``).
     private let downloader: Downloader
-    /// Owns the state below, the reporter, and the output.
-    private let queue = DispatchQueue(label: "yxdownload.run")
+    /// Owns the state below, the reporter, and the output. Everything is handed to it through
+    /// `events.run` or `events.async` (never `queue.async`), so that a lane that delivers events never
+    /// waits for it.
+    private let events = DirectQueue(label: "yxdownload.run")
+    private var queue: DispatchQueue { events.queue }
     /// Signaled once, when every entry was handled and no download is left.
     private let done = DispatchSemaphore(value: 0)
     private let started = DispatchTime.now()
     /// Downloads submitted and not ended: added by the producer before it submits one, removed on
-    /// ``queue`` at its end.
+    /// ``events`` at its end.
     private let submitted = Locked<[ObjectIdentifier: Submitted]>([:])
 
     /// Skipped entries reported in one turn of ``queue``.
@@ -67,7 +73,7 @@ final class DownloadRun: @unchecked Sendable {
         var startedAt: UInt64
     }
 
-    // State owned by `queue`.
+    // State owned by `events`.
     /// The signal that stopped the run.
     private var interruption: Int32?
     private var producer: Task<Void, Never>?
@@ -89,22 +95,37 @@ final class DownloadRun: @unchecked Sendable {
 
     /// Runs every entry; returns the exit status (0, 1, 130 or 143).
     func run(_ entries: RunEntries) -> Int32 {
-        queue.sync {
+        onEvents { [self] in
             installSignalHandlers()
             startTicker()
             // Not progress: bars read each job's figures on ticks, so no event wakes the queue mid-transfer.
             observation = downloader.dispatcher.observe([.started, .terminal]) { [unowned self] job, event in
                 handle(job, event)
             }
-            producer = Task.detached(executorPreference: QueueExecutor(queue: queue)) { [self] in await produce(entries) }
+            producer = Task.detached(executorPreference: QueueExecutor(events)) { [self] in await produce(entries) }
         }
         done.wait()
-        return queue.sync { finish() }
+        let status = Locked<Int32>(0)
+        onEvents { [self] in
+            let code = finish()
+            status.withLock { $0 = code }
+        }
+        return status.withLock { $0 }
+    }
+
+    /// Runs `body` on ``events`` and waits for it, from the calling thread (which is not on it).
+    private func onEvents(_ body: @escaping @Sendable () -> Void) {
+        let finished = DispatchSemaphore(value: 0)
+        events.run {
+            body()
+            finished.signal()
+        }
+        finished.wait()
     }
 
     // MARK: - The producer
 
-    /// Names, skips or submits every entry, in order, then tells ``queue`` that it is done.
+    /// Names, skips or submits every entry, in order, then tells ``events`` that it is done.
     private func produce(_ entries: RunEntries) async {
         var entries = entries
         var names = OutputNames()
@@ -147,14 +168,14 @@ final class DownloadRun: @unchecked Sendable {
             }
             if !began {
                 submitted.withLock { $0[id] = nil }
-                queue.async { [self] in totals.canceled += 1 }
+                events.async { [self] in totals.canceled += 1 }
             } else if Task.isCancelled {
                 job.cancel()  // started just as the run was interrupted
             }
         }
         if !skipped.isEmpty { await reportSkipped(&skipped) }
         let failure = entries.failure
-        queue.async { [self] in
+        events.async { [self] in
             if let failure { Console.standard.writeErr("yxdownload: \(failure)\n") }
             producerDone = true
             endIfDone()
@@ -165,7 +186,7 @@ final class DownloadRun: @unchecked Sendable {
         let batch = items
         items.removeAll(keepingCapacity: true)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [self] in
+            events.async { [self] in
                 for item in batch {
                     totals.skipped += 1
                     reporter.skipped(item)
@@ -181,7 +202,7 @@ final class DownloadRun: @unchecked Sendable {
         return base.hasSuffix("/") ? base + relative : base + "/" + relative
     }
 
-    // MARK: - Events (on `queue`)
+    // MARK: - Events (on `events`)
 
     private func handle(_ job: Job, _ event: JobEvent) {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -236,9 +257,10 @@ final class DownloadRun: @unchecked Sendable {
 
     private func startTicker() {
         guard let interval = reporter.tickInterval else { return }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
+        // The source fires on a pool thread, which ticks there if no lane is delivering.
+        let timer = DispatchSource.makeTimerSource()
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [unowned self] in tick() }
+        timer.setEventHandler { [unowned self] in events.run { [unowned self] in tick() } }
         timer.resume()
         ticker = timer
     }
@@ -269,8 +291,8 @@ final class DownloadRun: @unchecked Sendable {
     private func installSignalHandlers() {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [unowned self] in interrupt(number) }
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { [unowned self] in events.run { [unowned self] in interrupt(number) } }
             source.resume()
             signalSources.append(source)
         }
@@ -298,16 +320,19 @@ final class DownloadRun: @unchecked Sendable {
     }
 }
 
-/// Runs a task's jobs on a dispatch queue: the run's producer task on the run's queue.
+/// Runs a task's jobs on a `DirectQueue`: the run's producer task on the run's queue. A job resumed while
+/// a lane delivers events there (the usual case: a download's end made room) runs on that lane, after
+/// the events.
 final class QueueExecutor: TaskExecutor, @unchecked Sendable {
-    private let queue: DispatchQueue
+    private let queue: DirectQueue
 
-    init(queue: DispatchQueue) {
+    init(_ queue: DirectQueue) {
         self.queue = queue
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        // Never inline: a job is resumed wherever a continuation is, in the middle of other work.
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

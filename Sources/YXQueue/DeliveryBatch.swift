@@ -8,43 +8,59 @@ import Dispatch
 /// in which they asked, and no later than the end of the batch. The open batch lives in the thread's
 /// ``ThreadLoop`` context.
 ///
+/// The completion of every operation is a batch too (``QueueOperation``): the events it causes are
+/// handed over after the executor is done with it. A callback queue that is a ``DirectQueue``'s is
+/// then entered on this thread when it is idle (``DirectQueue/run(_:)``): the end of a batch is a point
+/// where this thread holds no lock and is in the middle of nothing, so user callbacks may run there.
+///
 /// ```swift
 /// DeliveryBatch.collecting {
 ///     for transfer in finished { transfer.complete() }   // jobs end here; their events wait
-/// }                                                      // one `async` per callback queue here
+/// }                                                      // one hand-off per callback queue here
 /// ```
 package enum DeliveryBatch {
     /// Runs `body`; the callback-queue hand-offs that jobs ask for on this thread meanwhile are made
     /// after it. Nested calls join the outer batch.
     package static func collecting<T>(_ body: () throws -> T) rethrows -> T {
         let context = ThreadLoop.current
-        if context.deliveryBatch != nil { return try body() }
-        context.deliveryBatch = []
+        if context.batchIsOpen { return try body() }
+        context.batchIsOpen = true
         defer {
-            let jobs = context.deliveryBatch ?? []
-            context.deliveryBatch = nil
-            flush(jobs)
+            context.batchIsOpen = false
+            if let first = context.batchFirst {
+                context.batchFirst = nil
+                var more: [Job] = []
+                if !context.batchMore.isEmpty { swap(&more, &context.batchMore) }
+                flush(first, more)
+            }
         }
         return try body()
     }
 
     /// Notes `job` in the batch open on this thread; false when none is open.
     static func hold(_ job: Job) -> Bool {
-        guard let context = ThreadLoop.existing, context.deliveryBatch != nil else { return false }
-        context.deliveryBatch?.append(job)
+        guard let context = ThreadLoop.existing, context.batchIsOpen else { return false }
+        if context.batchFirst == nil {
+            context.batchFirst = job  // most batches hold one job: no array
+        } else {
+            context.batchMore.append(job)
+        }
         return true
     }
 
-    private static func flush(_ jobs: [Job]) {
-        guard let first = jobs.first?.callbackQueue else { return }
+    private static func flush(_ first: Job, _ more: [Job]) {
         // Usually every job has the same callback queue: one hand-off, no grouping.
-        if jobs.allSatisfy({ $0.callbackQueue === first }) {
-            first.async { for job in jobs { job.drain() } }
+        let queue = first.callbackQueue
+        if more.allSatisfy({ $0.callbackQueue === queue }) {
+            hand(queue) {
+                first.drain()
+                for job in more { job.drain() }
+            }
             return
         }
         // Grouped by callback queue, each group in the order of asking.
-        var groups: [(queue: DispatchQueue, jobs: [Job])] = []
-        for job in jobs {
+        var groups: [(queue: DispatchQueue, jobs: [Job])] = [(queue, [first])]
+        for job in more {
             if let index = groups.firstIndex(where: { $0.queue === job.callbackQueue }) {
                 groups[index].jobs.append(job)
             } else {
@@ -53,7 +69,17 @@ package enum DeliveryBatch {
         }
         for group in groups {
             let members = group.jobs
-            group.queue.async { for job in members { job.drain() } }
+            hand(group.queue) { for job in members { job.drain() } }
+        }
+    }
+
+    /// Runs `drains` on `queue`: on this thread now if `queue` is an idle ``DirectQueue``'s, otherwise
+    /// with one `async`.
+    private static func hand(_ queue: DispatchQueue, _ drains: @escaping @Sendable () -> Void) {
+        if let direct = DirectQueue.owning(queue) {
+            direct.run(drains)
+        } else {
+            queue.async(execute: drains)
         }
     }
 }

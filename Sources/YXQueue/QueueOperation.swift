@@ -240,7 +240,14 @@ open class QueueOperation: @unchecked Sendable {
         if first { operationDidCancel() }
     }
 
+    /// Records the outcome and tells the manager and the queue. The events this causes are handed to
+    /// callback queues at the end (one ``DeliveryBatch``): after the executor is done with this
+    /// operation, so that a ``DirectQueue`` may run its observers right here.
     private func complete(_ outcome: Outcome) {
+        DeliveryBatch.collecting { record(outcome) }
+    }
+
+    private func record(_ outcome: Outcome) {
         // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
         // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
         let completed: (owner: Owner?, canceled: Bool)? = box.withLock { s in

@@ -25,9 +25,12 @@ enum ThreadLoop {
         var isRunning = false
         /// Inside `run` on a pool thread (a worker of `DispatchQueue.global`).
         var isPoolThread = false
-        /// Jobs waiting to be handed to their callback queue while a ``DeliveryBatch`` is open on this
-        /// thread; nil when none is.
-        var deliveryBatch: [Job]?
+        /// A ``DeliveryBatch`` is open on this thread.
+        var batchIsOpen = false
+        /// The jobs waiting to be handed to their callback queue at the end of the open batch: the first
+        /// one, and the others in order.
+        var batchFirst: Job?
+        var batchMore: [Job] = []
     }
 
     private static let key: pthread_key_t = {

@@ -53,6 +53,36 @@ final class TransferLaneTests: DownloadTestCase {
         }
     }
 
+    /// A one-stream download that starts on a lane's thread (its slot was freed there) runs on that lane:
+    /// each lane keeps its own downloads going, without waking the other one, and both stay busy.
+    func testADownloadStartedOnALaneStaysOnIt() async throws {
+        for index in 0..<200 {
+            server.serve("/stay/\(index)", Resource(.generated(size: 2_000, seed: UInt64(index))))
+        }
+        let engine = TransferEngine(lanes: 2)
+        defer { engine.shutdown() }
+        var options = fastOptions()
+        options.computeSHA256 = false
+        options.syncBeforeRename = false  // a flushed download ends on the flushing thread, not on a lane
+        limitTransfers(4)
+        let jobs = (0..<200).map { index in
+            DownloadJob(
+                url: server.url("/stay/\(index)"), to: directory.appendingPathComponent("stay-\(index)"),
+                options: options, engine: engine)
+        }
+        for job in jobs { dispatcher.add(job) }
+        await dispatcher.waitForAllJobs()
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
+        let lanes = engine.transfersAddedPerLane
+        let added = lanes.reduce(0) { $0 + $1.all }
+        let fromElsewhere = lanes.reduce(0) { $0 + $1.fromElsewhere }
+        // The first four start on this thread, while the lanes' threads start; the others where a
+        // download ended (dealt in turn instead, about half of them would go to the other lane).
+        XCTAssertGreaterThan(added, 150, "\(lanes)")
+        XCTAssertLessThanOrEqual(fromElsewhere, 8, "\(lanes)")
+        XCTAssertTrue(lanes.allSatisfy { $0.all >= 40 }, "both lanes ran downloads: \(lanes)")
+    }
+
     /// A lane reuses the easy handle of a finished transfer for the next one: nothing of the first
     /// transfer's request (its headers, its user agent) reaches the next, and a handle whose transfer
     /// failed is not the reason a later one fails.

@@ -78,6 +78,17 @@ final class ConcurrencyTests: XCTestCase {
     /// Every attempt must end exactly once, callbacks must keep their order, and every job must end in a
     /// terminal state.
     func testStressRandomCancelsAndRestarts() async throws {
+        try await stressRandomCancelsAndRestarts { _ in .global() }
+    }
+
+    /// The same with every other job's callbacks on one `DirectQueue` (delivered on the threads that end
+    /// the jobs when it is idle, else by the thread that holds it or by the queue's own).
+    func testStressRandomCancelsAndRestartsWithADirectQueue() async throws {
+        let direct = DirectQueue(label: "stress.direct")
+        try await stressRandomCancelsAndRestarts { $0 % 2 == 0 ? direct.queue : .global() }
+    }
+
+    private func stressRandomCancelsAndRestarts(callbackQueue: (Int) -> DispatchQueue) async throws {
         let dispatcher = Dispatcher(name: "stress")
         let recorder = Recorder()
         let probe = ConcurrencyProbe()
@@ -87,7 +98,7 @@ final class ConcurrencyTests: XCTestCase {
         let count = 10_000
         let jobs: [ClosureJob] = (0..<count).map { index in
             let model = models[index % models.count]
-            return ClosureJob(tag: index, queue: model) { op in
+            return ClosureJob(tag: index, queue: model, callbackQueue: callbackQueue(index)) { op in
                 probe.enter(model)
                 defer { probe.leave(model) }
                 op.reportProgress(0.5)

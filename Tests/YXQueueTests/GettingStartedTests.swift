@@ -125,6 +125,21 @@ final class GettingStartedTests: XCTestCase {
         }
         await bounded.waitForAllJobs()
 
+        let events = DirectQueue(label: "reports.events")
+        let direct = Dispatcher(name: "direct", queues: ["cpu": 2])
+        let endCount = Locked(0)
+        let ends = direct.observe(.terminal) { job, event in
+            print("\(job.name)#\(job.tag): \(event)")  // on the thread that ended the job
+            dispatchPrecondition(condition: .onQueue(events.queue))
+            endCount.withLock { $0 += 1 }
+        }
+        for index in 0..<10 {
+            direct.start(WordCount(file: notes), tag: index, callbackQueue: events.queue)
+        }
+        await direct.waitForAllJobs()
+        ends.invalidate()
+        XCTAssertEqual(endCount.withLock { $0 }, 10)
+
         var logger = Logger(label: "reports")
         logger.logLevel = .debug
         let observed = Dispatcher(name: "observed", queues: ["cpu": 2], logger: logger)
