@@ -12,7 +12,9 @@ import YXQueue
 /// across files: the main reason many small files download fast. No thread is blocked per transfer.
 /// Transfers are dealt to the lanes in turn, so the copying of large bodies (from the socket, then to
 /// the file) is spread over cores: with one thread, five 4 MiB downloads at a time were bound by that
-/// one thread (about 0.33 s for 400 MiB on loopback, against 0.20 s with two). The speed limit is
+/// one thread (about 0.33 s for 400 MiB on loopback, against 0.20 s with two). A one-stream download
+/// that a lane's own thread starts (a download that ended there freed the slot) stays on that lane:
+/// no wake-up of another lane, no objects moving between cores. The speed limit is
 /// one for all lanes: every running transfer gets the same share of it.
 ///
 /// A lane starts its thread with its first transfer and ends it after ``idleTimeout`` without work (its
