@@ -190,8 +190,36 @@ final class DirectQueueTests: XCTestCase {
     final class EngineJob: Job, @unchecked Sendable {
         override var queue: String { "engine" }
         override class var operationClass: QueueOperation.Type { EngineOperation.self }
-        static let engine = DispatchQueue(label: "direct.engine")
-        static let engineThread = Locked<ObjectIdentifier?>(nil)
+        static let engine = EngineThread()
+    }
+
+    /// One thread of its own that runs what it is given, in order (a serial dispatch queue may run its
+    /// blocks on a different pool thread each time it drains).
+    final class EngineThread: Sendable {
+        private let work = Locked<[@Sendable () -> Void]>([])
+        private let ready = DispatchSemaphore(value: 0)
+        private let started = DispatchSemaphore(value: 0)
+        private let identity = Locked<ObjectIdentifier?>(nil)
+
+        init() {
+            Thread.detachNewThread { [work, ready, started, identity] in
+                identity.withLock { $0 = DirectQueueTests.threadID }
+                started.signal()
+                while true {
+                    ready.wait()
+                    let next = work.withLock { $0.removeFirst() }
+                    next()
+                }
+            }
+            started.wait()
+        }
+
+        var thread: ObjectIdentifier? { identity.withLock { $0 } }
+
+        func async(_ item: @escaping @Sendable () -> Void) {
+            work.withLock { $0.append(item) }
+            ready.signal()
+        }
     }
 
     final class EngineOperation: QueueOperation, @unchecked Sendable {
@@ -199,7 +227,6 @@ final class DirectQueueTests: XCTestCase {
         override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
             let fail = job.map { $0.tag < 0 && $0.attempt == 1 } ?? false
             EngineJob.engine.async {
-                EngineJob.engineThread.withLock { $0 = DirectQueueTests.threadID }
                 completion(fail ? .failure(TestFailure(code: 1)) : .success(nil))
             }
         }
@@ -234,7 +261,7 @@ final class DirectQueueTests: XCTestCase {
         // Once this thread let go of the queue (it added the first job, and may deliver a first event or
         // two while it still holds the queue), every event came on the engine's thread: the end of job N
         // (delivered there), the start of job N + 1 (added there), and so on.
-        let engine = EngineJob.engineThread.withLock { $0 }
+        let engine = EngineJob.engine.thread
         let lastElsewhere = entries.lastIndex { $0.thread != engine } ?? -1
         XCTAssertLessThan(lastElsewhere, entries.count / 5, "\(entries.filter { $0.thread != engine }.count) events elsewhere")
     }
