@@ -2,8 +2,8 @@ import Dispatch
 import DequeModule
 
 /// A serial queue whose work runs on the thread that hands it over when the queue is idle: pass its
-/// ``queue`` as jobs' callback queue, and their events reach their observers on the thread that ended
-/// or started the job, without waking another thread.
+/// ``queue`` as jobs' callback queue, and their events reach their observers on the thread where the
+/// job's operation completed, without waking another thread.
 ///
 /// A job's callbacks normally cost a hop to the callback queue's thread: a wake-up, two context
 /// switches, and caches warmed on one core read on another. That is most of what a small job costs when
