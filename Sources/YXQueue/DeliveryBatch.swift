@@ -52,10 +52,11 @@ package enum DeliveryBatch {
         // Usually every job has the same callback queue: one hand-off, no grouping.
         let queue = first.callbackQueue
         if more.allSatisfy({ $0.callbackQueue === queue }) {
-            hand(queue) {
+            let drains: @Sendable () -> Void = {
                 first.drain()
                 for job in more { job.drain() }
             }
+            DirectQueue.hand(drains, to: queue, mayRunHere: true)
             return
         }
         // Grouped by callback queue, each group in the order of asking.
@@ -69,17 +70,7 @@ package enum DeliveryBatch {
         }
         for group in groups {
             let members = group.jobs
-            hand(group.queue) { for job in members { job.drain() } }
-        }
-    }
-
-    /// Runs `drains` on `queue`: on this thread now if `queue` is an idle ``DirectQueue``'s, otherwise
-    /// with one `async`.
-    private static func hand(_ queue: DispatchQueue, _ drains: @escaping @Sendable () -> Void) {
-        if let direct = DirectQueue.owning(queue) {
-            direct.run(drains)
-        } else {
-            queue.async(execute: drains)
+            DirectQueue.hand({ for job in members { job.drain() } }, to: group.queue, mayRunHere: true)
         }
     }
 }

@@ -71,6 +71,13 @@ public final class DirectQueue: Sendable {
         queue.getSpecific(key: key)?.owner
     }
 
+    /// Hands `work` to a callback queue: through its `DirectQueue` if it has one (with `mayRunHere`,
+    /// ``run(_:)``; otherwise ``async(_:)``), else with the dispatch queue's own `async`.
+    static func hand(_ work: @escaping @Sendable () -> Void, to queue: DispatchQueue, mayRunHere: Bool) {
+        guard let direct = owning(queue) else { return queue.async(execute: work) }
+        if mayRunHere { direct.run(work) } else { direct.async(work) }
+    }
+
     /// Whether the calling thread is running an item of this queue, or a block of ``queue``.
     public var isCurrent: Bool {
         DispatchQueue.getSpecific(key: Self.key)?.owner === self

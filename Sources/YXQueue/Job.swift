@@ -460,11 +460,7 @@ open class Job: @unchecked Sendable {
     private func scheduleDrain() {
         if DeliveryBatch.hold(self) { return }
         // Outside a batch this thread may be in the middle of the executor's work: never inline here.
-        if let direct = DirectQueue.owning(callbackQueue) {
-            direct.async { [self] in drain() }
-        } else {
-            callbackQueue.async { [self] in drain() }
-        }
+        DirectQueue.hand({ [self] in drain() }, to: callbackQueue, mayRunHere: false)
     }
 
     /// Delivers the mailbox in order, one item at a time, until it is empty. Runs on the callback queue
