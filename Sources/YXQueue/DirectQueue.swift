@@ -78,6 +78,9 @@ public final class DirectQueue: Sendable {
         if mayRunHere { direct.run(work) } else { direct.async(work) }
     }
 
+    /// Whether some thread runs this queue's items now (for tests).
+    var isHeld: Bool { state.withLock { $0.isHeld } }
+
     /// Whether the calling thread is running an item of this queue, or a block of ``queue``.
     public var isCurrent: Bool {
         DispatchQueue.getSpecific(key: Self.key)?.owner === self
