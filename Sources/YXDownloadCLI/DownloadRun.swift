@@ -48,7 +48,12 @@ final class DownloadRun: @unchecked Sendable {
     /// Owns the state below, the reporter, and the output. Everything is handed to it through
     /// `events.run` or `events.async` (never `queue.async`), so that a lane that delivers events never
     /// waits for it.
-    private let events = DirectQueue(label: "yxdownload.run")
+    ///
+    /// One for the process, never released: a dispatch queue that ends hands its context's release to a
+    /// global queue, which starts a pool thread for it as the process exits (and a pool thread started
+    /// then costs the last milliseconds of a short run). A process runs one `DownloadRun`.
+    private let events = DownloadRun.processEvents
+    private static let processEvents = DirectQueue(label: "yxdownload.run")
     private var queue: DispatchQueue { events.queue }
     /// Signaled once, when every entry was handled and no download is left.
     private let done = DispatchSemaphore(value: 0)
@@ -84,7 +89,6 @@ final class DownloadRun: @unchecked Sendable {
     private var running: [Running] = []
     private var observation: JobObservation?
     private var ticker: (any DispatchSourceTimer)?
-    private var signalSources: [any DispatchSourceSignal] = []
 
     init(settings: Settings, reporter: any RunReporter, downloader: Downloader, listed: Int) {
         self.settings = settings
@@ -289,12 +293,9 @@ final class DownloadRun: @unchecked Sendable {
     // MARK: - Signals
 
     private func installSignalHandlers() {
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { [unowned self] in events.run { [unowned self] in interrupt(number) } }
-            source.resume()
-            signalSources.append(source)
+        InterruptSignals.route { [weak self] number in
+            guard let self else { return }
+            events.run { self.interrupt(number) }
         }
     }
 
