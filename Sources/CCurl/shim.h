@@ -7,6 +7,9 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 
 // MARK: file system
 
@@ -32,6 +35,39 @@ static inline int yx_start_writeback(int fd, off_t offset, off_t length) {
 #else
     (void)fd; (void)offset; (void)length;
     return 0;
+#endif
+}
+
+/// Opens a new file without a name in the folder `directory` (Linux `O_TMPFILE`), read and write,
+/// close-on-exec. Returns -1 with `errno` set, `EOPNOTSUPP` where there is no such thing (other systems,
+/// or a file system without it: the caller then creates a named file).
+static inline int yx_open_unnamed(const char *directory, unsigned int mode) {
+#if defined(__linux__)
+#if defined(O_TMPFILE)
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+#else
+    // glibc defines `O_TMPFILE` only under _GNU_SOURCE; `__O_TMPFILE` (with `O_DIRECTORY`) always.
+    return open(directory, __O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+#endif
+#else
+    (void)directory; (void)mode;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/// Gives the unnamed file open as `fd` (``yx_open_unnamed``) the name `path`, without replacing
+/// anything: fails with `EEXIST` when `path` exists. Through `/proc/self/fd`, which needs no privilege
+/// (`AT_EMPTY_PATH` needs `CAP_DAC_READ_SEARCH`).
+static inline int yx_link_unnamed(int fd, const char *path) {
+#if defined(__linux__)
+    char source[40];
+    snprintf(source, sizeof source, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+#else
+    (void)fd; (void)path;
+    errno = EOPNOTSUPP;
+    return -1;
 #endif
 }
 

@@ -89,9 +89,11 @@ public final class DownloadJob: Job, @unchecked Sendable {
 
     /// Creates a download to a file that the caller knows is absent, with its `.part` and its sidecar
     /// (it listed the folder, as `yxdownload` does once per folder): the first step creates the `.part`
-    /// without looking for the three files first, which saves three failing lookups per file. Should
-    /// one of them have appeared meanwhile, the step looks at the disk as usual. `path`, when given, is
-    /// `file`'s path as the maker already has it.
+    /// without looking for the three files first, which saves three failing lookups per file. On Linux
+    /// the `.part` starts without a name (see `DownloadSession+UnnamedPart.swift`), and one that appeared
+    /// meanwhile is left alone: the file is downloaded whole. Elsewhere the `.part` is created
+    /// exclusively, and should it have appeared meanwhile, the step looks at the disk as usual. `path`,
+    /// when given, is `file`'s path as the maker already has it.
     package init(
         url: URL,
         to file: URL,

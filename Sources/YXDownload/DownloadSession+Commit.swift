@@ -1,3 +1,4 @@
+internal import CCurl
 import Foundation
 import YXQueue
 
@@ -12,7 +13,23 @@ import Darwin
 extension DownloadSession {
     /// Renames the verified, flushed `.part` (open as `fd`) to the final name; its resume mark goes just
     /// before (a final file never carries one), its sidecar just after.
+    ///
+    /// An unnamed `.part` (see `DownloadSession+UnnamedPart.swift`) gets the final name directly, unless
+    /// something has that name (`--overwrite`, or a file that appeared): then it is named `NAME.part` and
+    /// renamed over it, as a named one is.
     func commit(_ result: DownloadResult, fd: Int32, hasSidecar: Bool, hasMark: Bool) throws(DownloadError) -> DownloadResult {
+        if state.withLock({ $0.isUnnamed }) {
+            if yx_link_unnamed(fd, finalPath) == 0 {
+                logger.debug("named", metadata: ["url": "\(redactedURL)", "file": "\(finalPath)"])
+                return result
+            }
+            guard errno == EEXIST else {
+                throw DownloadError.fileSystem("cannot create", path: finalPath, url: redactedURL)
+            }
+            guard state.withLock({ nameUnnamedPartLocked(&$0) }) else {
+                throw DownloadError.fileSystem("cannot create", path: partPath, url: redactedURL)
+            }
+        }
         if hasMark { ResumeMark.remove(from: fd) }
         guard rename(partPath, finalPath) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)

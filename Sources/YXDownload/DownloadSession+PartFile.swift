@@ -102,7 +102,7 @@ extension DownloadSession {
             var info = stat()
             guard s.fd >= 0, fstat(s.fd, &info) == 0, info.st_size == 0, s.resume.doneBytes == 0 else { return false }
             s.invalidated = true  // no later sidecar write
-            return true
+            return !s.isUnnamed  // an unnamed one goes when it is closed
         }
         guard empty else { return }
         unlink(partPath)
@@ -111,10 +111,12 @@ extension DownloadSession {
 
     /// The bytes are known bad: remove the `.part` and its sidecar.
     func discard() {
-        state.withLock { s in
+        let named = state.withLock { s -> Bool in
             s.invalidated = true
             _ = ftruncate(s.fd, 0)
+            return !s.isUnnamed  // an unnamed one goes when it is closed
         }
+        guard named else { return }
         unlink(partPath)
         unlink(metaPath)
     }

@@ -20,8 +20,18 @@ extension DownloadSession {
             throw DownloadError(.unsupportedScheme, "only http and https URLs are supported", url: redactedURL)
         }
         if destinationIsFresh {
-            // The maker listed the folder: nothing to look for. One `open` that creates the `.part`, or
-            // finds that it appeared meanwhile (then the disk is looked at as usual).
+            // The maker listed the folder: nothing to look for. The `.part` starts without a name where
+            // it can (see `DownloadSession+UnnamedPart.swift`); a `NAME.part` that appeared since the
+            // listing is then left alone.
+            if let fd = openUnnamedPart() {
+                return state.withLock { s in
+                    s.fd = fd
+                    s.isUnnamed = true
+                    return Self.planTransfer(&s, options: options)
+                }
+            }
+            // One `open` that creates the `.part`, or finds that it appeared meanwhile (then the disk is
+            // looked at as usual).
             let fd = try openPart(flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, allowingExisting: true)
             if fd >= 0 {
                 return state.withLock { s in
@@ -99,8 +109,7 @@ extension DownloadSession {
     private func openPart(flags: Int32, allowingExisting: Bool) throws(DownloadError) -> Int32 {
         var fd = open(partPath, flags, 0o644)
         if fd < 0 && errno == ENOENT {
-            // As a string: `deletingLastPathComponent()` cost 10,000 instructions per file.
-            let directory = finalPath.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(finalPath[..<$0]) } ?? "."
+            let directory = partDirectory
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {

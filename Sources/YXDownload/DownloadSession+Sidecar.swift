@@ -38,6 +38,8 @@ extension DownloadSession {
             dropMarkLocked(&s)
             return
         }
+        // State is kept only for a `.part` with a name: an unnamed one gets its name now.
+        guard nameUnnamedPartLocked(&s) else { return }
         if !s.hasSidecar && !s.markRefused, let mark = ResumeMark.value(of: s.resume) {
             if mark == s.mark { return }
             if ResumeMark.write(mark, to: s.fd) {

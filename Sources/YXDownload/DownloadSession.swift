@@ -16,6 +16,7 @@ import Darwin
 /// - `DownloadSession+Planning.swift`: the disk and the probe decide what to fetch, and the requests;
 /// - `DownloadSession+ResponseChecks.swift`: a response is checked before any byte of it is written;
 /// - `DownloadSession+PartFile.swift`: the bytes go into the `.part` (and a bad one is removed);
+/// - `DownloadSession+UnnamedPart.swift`: a fresh `.part` gets its name only when it is worth resuming;
 /// - `DownloadSession+Sidecar.swift`: the resume state: a mark on the `.part`, or the sidecar `NAME.part.meta`;
 /// - `DownloadSession+Verification.swift`: the length and the checksum (hashing) of the whole `.part`;
 /// - `DownloadSession+Commit.swift`: the flush to disk and the rename to the final name.
@@ -54,6 +55,9 @@ final class DownloadSession: @unchecked Sendable {
         var plan = Plan.undecided
         var resume: ResumeState
         var fd: Int32 = -1
+        /// The `.part` has no name yet (see ``DownloadSession/openUnnamedPart()``): nothing of this
+        /// download is in the folder.
+        var isUnnamed = false
         var resumedFrom: Int64 = 0
         var received: Int64 = 0
         /// When the sidecar was last written (at first: when the session began, so a download that ends
