@@ -20,6 +20,7 @@ extension DownloadSession {
     func commit(_ result: DownloadResult, fd: Int32, hasSidecar: Bool, hasMark: Bool) throws(DownloadError) -> DownloadResult {
         if state.withLock({ $0.isUnnamed }) {
             if yx_link_unnamed(fd, finalPath) == 0 {
+                state.withLock { $0.isUnnamed = false }  // it has a name now: the final one, as after a rename
                 logger.debug("named", metadata: ["url": "\(redactedURL)", "file": "\(finalPath)"])
                 return result
             }
