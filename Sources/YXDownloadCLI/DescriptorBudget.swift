@@ -34,8 +34,24 @@ package struct DescriptorBudget {
         let got = getrlimit(RLIMIT_NOFILE, &limits) == 0
         #endif
         let limit: Int? = got && limits.rlim_cur != rlim_t.max ? Int(clamping: limits.rlim_cur) : nil  // rlim_t.max: RLIM_INFINITY
-        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 16
+        let open = openDescriptors() ?? 16
         return DescriptorBudget(limit: limit, inUse: open)
+    }
+
+    /// The entries of `/proc/self/fd` (the listing's own descriptor included), or nil without it.
+    /// `opendir` rather than `FileManager`, whose first use is a measurable part of a run's start (see
+    /// ``OutputDirectory``).
+    private static func openDescriptors() -> Int? {
+        guard let listing = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(listing) }
+        var count = 0
+        while let entry = readdir(listing) {
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            }
+            if !isDot { count += 1 }
+        }
+        return count
     }
 
     /// The number of downloads to run at once, at most `jobs`, so that `jobs` files with `connections`
