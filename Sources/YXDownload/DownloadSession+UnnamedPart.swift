@@ -12,15 +12,16 @@ import Darwin
 ///
 /// On Linux a file can be made in a folder without a name (`O_TMPFILE`) and named later (`linkat`). A
 /// fresh download (``DownloadSession/destinationIsFresh``) writes into such a file; it becomes
-/// `NAME.part` the first time its resume state is saved (after its first second, on a failure, on a
-/// cancel, or before the first byte of a large segmented file), and otherwise, verified and flushed,
-/// gets its final name directly. A small file then costs the folder one new entry, as it costs `curl`,
+/// `NAME.part` the first time its resume state is saved (before the first byte of a file of 1 MiB or
+/// more whose server gave a validator, after the first second, on a failure or on a cancel), and
+/// otherwise, verified and flushed, gets its final name directly. A small file then costs the folder one new entry, as it costs `curl`,
 /// instead of a create and a rename (two lookups, an insert, and a rename's insert and delete, under
 /// the folder's lock: on 2,000 files of 8 KiB the rename alone was 13 % of the CPU time).
 ///
 /// What a user sees does not change: a file under its final name is whole; an interrupted or failed
-/// download with bytes keeps `NAME.part`; a download killed (`kill -9`) within its first second leaves
-/// nothing, where it used to leave a `.part` without resume state, which the next run started over.
+/// download with bytes keeps `NAME.part`; a small download killed (`kill -9`) within its first second
+/// leaves nothing, where it used to leave a `.part` without resume state, which the next run started
+/// over.
 ///
 /// Elsewhere (macOS), on a file system without `O_TMPFILE`, or without `/proc` (which `linkat` needs to
 /// name the file without privileges), the `.part` is created with its name as before.
