@@ -33,8 +33,14 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
 
     override func makeOperations() -> [QueueOperation] {
         let work = definition.work
-        // Most definitions are one body (`.run(on:)`): a graph of one step.
-        let steps = work.final.prerequisites.isEmpty ? [work.final] : Self.stepsInOrder(endingWith: work.final)
+        // Most definitions are one body (`.run(on:)`): one operation, whose result is the job's. No
+        // outputs to keep for a retry (the step's success is the job's end) and none to read (it waits
+        // for nothing), so none of the graph's bookkeeping.
+        if work.final.prerequisites.isEmpty {
+            current.withLock { $0 = nil }
+            return [StepOperation(step: work.final, index: 0, build: nil, jobName: Definition.name)]
+        }
+        let steps = Self.stepsInOrder(endingWith: work.final)
         let attempt = job.attempt
         let finalIndex = steps.count - 1  // the walk puts the final step last
         let outputs = current.withLock { c -> StepOutputs in
@@ -57,7 +63,8 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     }
 
     override func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
-        guard let (outputs, final) = current.withLock({ $0 }) else { return nil }
+        // One step: its own result.
+        guard let (outputs, final) = current.withLock({ $0 }) else { return finishedOperations.last?.result }
         return outputs.value(at: final)
     }
 

@@ -15,7 +15,8 @@ import Logging
 /// ```
 public struct JobContext: Sendable {
     let operation: StepOperation
-    let build: StepBuild
+    /// The graph's steps and outputs (nil for a definition of one step: it reads no output).
+    let build: StepBuild?
 
     /// The job's name (``JobDefinition/name``).
     public let jobName: String
@@ -48,7 +49,7 @@ public struct JobContext: Sendable {
     /// - Throws: ``JobError/invalidOperationGraph(_:)`` when `step` is not one of this step's
     ///   prerequisites (directly or not) in this job.
     public func output<T: Sendable>(of step: JobStep<T>) throws -> T {
-        guard let value = build.output(of: step) as? T else {
+        guard let value = build?.output(of: step) as? T else {
             throw JobError.invalidOperationGraph("a step read the output of a step it does not wait for")
         }
         return value

@@ -58,12 +58,13 @@ final class StepOutputs: Sendable {
 final class StepOperation: QueueOperation, @unchecked Sendable {
     private let step: AnyJobStep?
     private let index: Int
+    /// The graph's bookkeeping; nil for a definition of one step, which has no outputs to keep or read.
     private let build: StepBuild?
     private let jobName: String
     /// The task of an `async` body (nil for a synchronous one).
     private let task: Locked<Task<Void, Never>?>?
 
-    init(step: AnyJobStep, index: Int, build: StepBuild, jobName: String) {
+    init(step: AnyJobStep, index: Int, build: StepBuild?, jobName: String) {
         self.step = step
         self.index = index
         self.build = build
@@ -89,24 +90,25 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
 
     /// A task's body or a known output starts at once; a synchronous body needs a pool thread.
     override var executesInline: Bool {
-        guard let step, let build else { return true }
-        if build.outputs.value(at: index) != nil { return true }
+        guard let step else { return true }
+        if let build, build.outputs.value(at: index) != nil { return true }
         if case .async = step.body { return true }
         return false
     }
 
     override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
-        guard let step, let build else {
+        guard let step else {
             return completion(.failure(JobError.invalidOperation("a step operation made without a step")))
         }
-        if let known = build.outputs.value(at: index) { return completion(.success(known)) }
+        if let known = build?.outputs.value(at: index) { return completion(.success(known)) }
         let context = JobContext(operation: self, build: build, jobName: jobName, attempt: boundAttempt ?? 0)
         let index = index
+        let build = build
         switch step.body {
         case .sync(let body):
             do {
                 let value = try body(context)
-                build.outputs.store(value, at: index)
+                build?.outputs.store(value, at: index)
                 completion(.success(value))
             } catch {
                 completion(.failure(error))
@@ -115,7 +117,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
             let work = Task {
                 do {
                     let value = try await body(context)
-                    build.outputs.store(value, at: index)
+                    build?.outputs.store(value, at: index)
                     completion(.success(value))
                 } catch {
                     completion(.failure(error))
