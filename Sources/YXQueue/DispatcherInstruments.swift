@@ -19,8 +19,9 @@ final class DispatcherInstruments: Sendable {
     private let logger: Logger
     private let factory: any MetricsFactory
     private let metrics = Locked<[String: JobMetrics]>([:])
-    /// Whether metrics go anywhere (not swift-metrics' no-op factory).
-    private let measures: Bool
+    /// Whether metrics go anywhere (not swift-metrics' no-op factory). Without, a job reads no clock for
+    /// its timers.
+    let measures: Bool
 
     init(dispatcher: String, logger: Logger, metricsFactory: (any MetricsFactory)?) {
         self.dispatcher = dispatcher

@@ -189,7 +189,7 @@ open class Job: @unchecked Sendable {
             s.deliveredProgress = -1
             s.lastProgressDelivery = 0
             s.progressFlushScheduled = false
-            s.phaseStartedAt = DispatchTime.now().uptimeNanoseconds
+            s.phaseStartedAt = dispatcher.instruments.measures ? DispatchTime.now().uptimeNanoseconds : 0
             dispatcher.register(self)
             return .began(attempt: s.attempt, manager: manager)
         }
@@ -268,7 +268,7 @@ open class Job: @unchecked Sendable {
             guard s.isCurrent(attempt) else { return (false, nil) }
             guard s.state == .ready else { return (true, nil) }
             s.state = .executing
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = s.dispatcher?.instruments.measures == true ? DispatchTime.now().uptimeNanoseconds : 0
             let queuedFor = now &- s.phaseStartedAt
             s.phaseStartedAt = now
             return (true, (post(.started, attempt: attempt, in: &s), queuedFor, s.dispatcher, s.metrics))
@@ -381,7 +381,9 @@ open class Job: @unchecked Sendable {
             guard s.isActive, expected == nil || expected == s.attempt,
                 s.state.canTransition(to: terminal)
             else { return nil }
-            let ranFor: UInt64? = s.state == .executing ? DispatchTime.now().uptimeNanoseconds &- s.phaseStartedAt : nil
+            let ranFor: UInt64? =
+                s.state == .executing && s.dispatcher?.instruments.measures == true
+                ? DispatchTime.now().uptimeNanoseconds &- s.phaseStartedAt : nil
             s.state = terminal
             s.isActive = false
             s.result = result
@@ -560,9 +562,9 @@ open class Job: @unchecked Sendable {
         var deliveredProgress: Double = -1
         var lastProgressDelivery: UInt64 = 0
         var progressFlushScheduled = false
-        /// When the attempt was accepted, and when its first operation began (uptime nanoseconds).
         /// When the attempt was accepted (while ready), then when its first operation began (while
-        /// executing), in uptime nanoseconds: for the queued and running timers.
+        /// executing), in uptime nanoseconds: for the queued and running timers (0 when the dispatcher's
+        /// metrics go nowhere: the clock is not read).
         var phaseStartedAt: UInt64 = 0
         /// The counters and timers of this job's name on its dispatcher (looked up once per attempt).
         var metrics: DispatcherInstruments.JobMetrics?
