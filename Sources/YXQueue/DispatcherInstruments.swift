@@ -1,4 +1,5 @@
 import CoreMetrics
+import Dispatch
 import Logging
 
 /// A dispatcher's logs and metrics: what happened to its jobs, through swift-log and swift-metrics.
@@ -19,9 +20,8 @@ final class DispatcherInstruments: Sendable {
     private let logger: Logger
     private let factory: any MetricsFactory
     private let metrics = Locked<[String: JobMetrics]>([:])
-    /// Whether metrics go anywhere (not swift-metrics' no-op factory). Without, a job reads no clock for
-    /// its timers.
-    let measures: Bool
+    /// Whether metrics go anywhere (not swift-metrics' no-op factory).
+    private let measures: Bool
 
     init(dispatcher: String, logger: Logger, metricsFactory: (any MetricsFactory)?) {
         self.dispatcher = dispatcher
@@ -29,6 +29,12 @@ final class DispatcherInstruments: Sendable {
         let factory = metricsFactory ?? MetricsSystem.factory
         self.factory = factory
         self.measures = !(factory is NOOPMetricsHandler)
+    }
+
+    /// Now, in uptime nanoseconds, for a job's queued and running timers; 0 when metrics go nowhere, so
+    /// that a job reads no clock for timers nobody records.
+    var timerClock: UInt64 {
+        measures ? DispatchTime.now().uptimeNanoseconds : 0
     }
 
     /// The counters and timers of one job name.

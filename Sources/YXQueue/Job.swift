@@ -189,7 +189,7 @@ open class Job: @unchecked Sendable {
             s.deliveredProgress = -1
             s.lastProgressDelivery = 0
             s.progressFlushScheduled = false
-            s.phaseStartedAt = dispatcher.instruments.measures ? DispatchTime.now().uptimeNanoseconds : 0
+            s.phaseStartedAt = dispatcher.instruments.timerClock
             dispatcher.register(self)
             return .began(attempt: s.attempt, manager: manager)
         }
@@ -268,7 +268,7 @@ open class Job: @unchecked Sendable {
             guard s.isCurrent(attempt) else { return (false, nil) }
             guard s.state == .ready else { return (true, nil) }
             s.state = .executing
-            let now = s.dispatcher?.instruments.measures == true ? DispatchTime.now().uptimeNanoseconds : 0
+            let now = s.dispatcher?.instruments.timerClock ?? 0
             let queuedFor = now &- s.phaseStartedAt
             s.phaseStartedAt = now
             return (true, (post(.started, attempt: attempt, in: &s), queuedFor, s.dispatcher, s.metrics))
@@ -382,8 +382,7 @@ open class Job: @unchecked Sendable {
                 s.state.canTransition(to: terminal)
             else { return nil }
             let ranFor: UInt64? =
-                s.state == .executing && s.dispatcher?.instruments.measures == true
-                ? DispatchTime.now().uptimeNanoseconds &- s.phaseStartedAt : nil
+                s.state == .executing ? (s.dispatcher?.instruments.timerClock ?? 0) &- s.phaseStartedAt : nil
             s.state = terminal
             s.isActive = false
             s.result = result
