@@ -32,14 +32,26 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     }
 
     override func makeOperations() -> [QueueOperation] {
+        switch makeAttemptOperations() {
+        case .one(let operation): [operation]
+        case .many(let operations): operations
+        }
+    }
+
+    override func makeAttemptOperations() -> AttemptOperations {
         let work = definition.work
         // Most definitions are one body (`.run(on:)`): one operation, whose result is the job's. No
         // outputs to keep for a retry (the step's success is the job's end) and none to read (it waits
         // for nothing), so none of the graph's bookkeeping.
         if work.final.prerequisites.isEmpty {
             current.withLock { $0 = nil }
-            return [StepOperation(step: work.final, index: 0, build: nil, jobName: Definition.name)]
+            return .one(StepOperation(step: work.final, index: 0, build: nil, jobName: Definition.name))
         }
+        return .many(makeGraphOperations(work))
+    }
+
+    /// The operations of a definition of several steps, each waiting for its prerequisites.
+    private func makeGraphOperations(_ work: JobWork<Definition.Output>) -> [QueueOperation] {
         let steps = Self.stepsInOrder(endingWith: work.final)
         let attempt = job.attempt
         let finalIndex = steps.count - 1  // the walk puts the final step last
@@ -65,6 +77,11 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     override func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
         // One step: its own result.
         guard let (outputs, final) = current.withLock({ $0 }) else { return finishedOperations.last?.result }
+        return outputs.value(at: final)
+    }
+
+    override func makeResult(onlyOperation operation: QueueOperation) -> (any Sendable)? {
+        guard let (outputs, final) = current.withLock({ $0 }) else { return operation.result }
         return outputs.value(at: final)
     }
 

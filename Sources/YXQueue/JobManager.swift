@@ -47,8 +47,25 @@ open class JobManager: @unchecked Sendable {
     /// Called once per attempt (and once per retry), outside any lock. The default returns one operation
     /// of the job's ``Job/operationClass`` on the job's ``Job/queue``.
     open func makeOperations() -> [QueueOperation] {
-        let operationClass = type(of: job).operationClass
-        return [operationClass.init(queue: job.queue)]
+        [defaultOperation()]
+    }
+
+    /// The one operation of the default `makeOperations()`.
+    private func defaultOperation() -> QueueOperation {
+        type(of: job).operationClass.init(queue: job.queue)
+    }
+
+    /// The operations of one attempt: what ``makeOperations()`` builds. A manager that knows it builds
+    /// exactly one returns it without an array: the base class (whose `makeOperations()` a subclass may
+    /// override, so only for exactly `JobManager`), and a typed definition of one body.
+    func makeAttemptOperations() -> AttemptOperations {
+        type(of: self) == JobManager.self ? .one(defaultOperation()) : .many(makeOperations())
+    }
+
+    /// The operations of one attempt (see ``makeAttemptOperations()``).
+    enum AttemptOperations {
+        case one(QueueOperation)
+        case many([QueueOperation])
     }
 
     /// Called after `operation` finished successfully, before its dependents are submitted.
@@ -63,6 +80,12 @@ open class JobManager: @unchecked Sendable {
     /// - Parameter finishedOperations: The operations in the order they finished.
     open func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
         finishedOperations.last?.result
+    }
+
+    /// The job's result when the attempt's only operation finished: `makeResult(finishedOperations:)`,
+    /// without the array of one where the class is exactly `JobManager` (no override to call).
+    func makeResult(onlyOperation operation: QueueOperation) -> (any Sendable)? {
+        type(of: self) == JobManager.self ? operation.result : makeResult(finishedOperations: [operation])
     }
 
     // MARK: - Graph access
@@ -122,13 +145,18 @@ open class JobManager: @unchecked Sendable {
         }
         if mustWait { return }
         guard job.isCurrent(attempt: attempt) else { return }
-        let operations = makeOperations()
+        let operations = makeAttemptOperations()
         // The operations go in, and those without prerequisites are taken, under one lock.
         let (previous, invalid, step) = graph.withLock { g -> ([QueueOperation], String?, Step) in
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
-            for operation in operations {
-                if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
+            switch operations {
+            case .one(let operation):
+                invalid = g.insert(operation, manager: self)
+            case .many(let operations):
+                for operation in operations {
+                    if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
+                }
             }
             if invalid != nil {
                 g.isLive = false
@@ -176,6 +204,8 @@ open class JobManager: @unchecked Sendable {
         /// Every operation finished; the attempt's timers, which the graph no longer holds, are to be
         /// canceled.
         case finish([QueueOperation], timers: [DispatchWorkItem])
+        /// The same for an attempt of one operation, without the array.
+        case finishOne(QueueOperation, timers: [DispatchWorkItem])
         case fail(JobError)
     }
 
@@ -191,6 +221,9 @@ open class JobManager: @unchecked Sendable {
             for timer in timers { timer.cancel() }
             // Nothing of the graph is left to stop: the job's end need not visit it again.
             job.finish(result: makeResult(finishedOperations: finished), attempt: attempt, graphSettled: true)
+        case .finishOne(let operation, let timers):
+            for timer in timers { timer.cancel() }
+            job.finish(result: makeResult(onlyOperation: operation), attempt: attempt, graphSettled: true)
         case .fail(let error):
             job.fail(error, attempt: attempt)
         }
@@ -354,7 +387,9 @@ open class JobManager: @unchecked Sendable {
         var attempt = 0
         var isLive = false
         var dispatcher: Dispatcher?
-        var nodes: [Node] = []
+        /// The operations of the attempt, by index; the first in place (a job of one operation
+        /// allocates no array for its graph).
+        var nodes = InlineFirstList<Node>()
         /// How many nodes are pending (a count, not a list: a job of one operation allocates nothing
         /// for it).
         var pendingCount = 0
@@ -378,7 +413,7 @@ open class JobManager: @unchecked Sendable {
             self.attempt = attempt
             self.dispatcher = dispatcher
             isLive = true
-            nodes = []
+            nodes.removeAll()
             pendingCount = 0
             inFlight = 0
             finishedCount = 0
@@ -419,6 +454,7 @@ open class JobManager: @unchecked Sendable {
                 isLive = false
                 let taken = timers
                 timers = []
+                if nodes.count == 1 { return .finishOne(nodes[0].operation, timers: taken) }
                 return .finish(finishOrder(), timers: taken)
             }
             guard pendingCount > 0 else { return .nothing }
@@ -463,8 +499,7 @@ open class JobManager: @unchecked Sendable {
         }
 
         func finishOrder() -> [QueueOperation] {
-            if nodes.count == 1 { return [nodes[0].operation] }
-            return nodes.sorted { $0.finishSequence < $1.finishSequence }.map(\.operation)
+            nodes.sorted { $0.finishSequence < $1.finishSequence }.map(\.operation)
         }
 
         /// Sets one operation's progress and returns the weighted aggregate.

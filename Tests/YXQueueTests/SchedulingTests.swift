@@ -317,4 +317,37 @@ final class SchedulingTests: XCTestCase {
         XCTAssertEqual(result as? Int, 42)
         XCTAssertEqual(dispatcher.queueNames, ["echo"])
     }
+
+    /// A job of one operation whose manager class only overrides `makeResult` or only `makeOperations`:
+    /// the overrides are called (the base class alone skips the arrays of one).
+    func testAManagerSubclassOfOneOperationKeepsItsOverrides() async throws {
+        final class EchoOperation: QueueOperation, @unchecked Sendable {
+            override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+                completion(.success(job?.tag ?? -1))
+            }
+        }
+        final class DescribingManager: JobManager, @unchecked Sendable {
+            override func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
+                "\(finishedOperations.count) operation: \(finishedOperations.first?.result ?? "none")"
+            }
+        }
+        final class DescribedJob: Job, @unchecked Sendable {
+            override class var managerClass: JobManager.Type { DescribingManager.self }
+            override class var operationClass: QueueOperation.Type { EchoOperation.self }
+            override var queue: String { "echo" }
+        }
+        final class OtherQueueManager: JobManager, @unchecked Sendable {
+            override func makeOperations() -> [QueueOperation] { [EchoOperation(queue: "other")] }
+        }
+        final class OtherQueueJob: Job, @unchecked Sendable {
+            override class var managerClass: JobManager.Type { OtherQueueManager.self }
+            override var queue: String { "echo" }
+        }
+        let dispatcher = Dispatcher(name: "one-operation-overrides")
+        let described = try await DescribedJob(tag: 7).run(on: dispatcher)
+        XCTAssertEqual(described as? String, "1 operation: 7")
+        let other = try await OtherQueueJob(tag: 8).run(on: dispatcher)
+        XCTAssertEqual(other as? Int, 8)
+        XCTAssertEqual(dispatcher.queueNames.sorted(), ["echo", "other"])
+    }
 }
