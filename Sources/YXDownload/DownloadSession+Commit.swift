@@ -19,7 +19,8 @@ extension DownloadSession {
     /// renamed over it, as a named one is.
     func commit(_ result: DownloadResult, fd: Int32, hasSidecar: Bool, hasMark: Bool) throws(DownloadError) -> DownloadResult {
         if state.withLock({ $0.isUnnamed }) {
-            if yx_link_unnamed(fd, finalPath) == 0 {
+            // `withCString` lends the path's own bytes; passing the `String` would copy it into an array.
+            if finalPath.withCString({ yx_link_unnamed(fd, $0) }) == 0 {
                 state.withLock { $0.isUnnamed = false }  // it has a name now: the final one, as after a rename
                 logger.debug("named", metadata: ["url": "\(redactedURL)", "file": "\(finalPath)"])
                 return result

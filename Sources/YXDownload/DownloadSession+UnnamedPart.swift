@@ -45,7 +45,7 @@ extension DownloadSession {
     /// then creates `NAME.part` with its name, and reports any error of the folder as usual).
     func openUnnamedPart() -> Int32? {
         guard Self.canNameUnnamedFiles else { return nil }
-        let fd = yx_open_unnamed(partDirectory, 0o644)
+        let fd = partDirectory.withCString { yx_open_unnamed($0, 0o644) }  // the path's bytes, not a copy
         return fd >= 0 ? fd : nil
     }
 

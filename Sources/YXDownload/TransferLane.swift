@@ -348,13 +348,15 @@ final class TransferLane: @unchecked Sendable {
     private func configure(_ handle: UnsafeMutableRawPointer, for transfer: Transfer) {
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        _ = yx_easy_setopt_string(handle, CURLOPT_URL, request.url.absoluteString)
+        // libcurl copies string options. `withCString` lends a native string's own bytes; passing the
+        // `String` itself would copy it into an array first (an allocation per option and file).
+        _ = request.url.absoluteString.withCString { yx_easy_setopt_string(handle, CURLOPT_URL, $0) }
         _ = yx_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = yx_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = yx_easy_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = yx_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1)
         _ = yx_easy_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects)
-        _ = yx_easy_setopt_string(handle, CURLOPT_USERAGENT, request.userAgent)
+        _ = request.userAgent.withCString { yx_easy_setopt_string(handle, CURLOPT_USERAGENT, $0) }
         _ = yx_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
@@ -367,7 +369,7 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, 256 * 1024)
         _ = yx_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         if let range = request.curlRange {
-            _ = yx_easy_setopt_string(handle, CURLOPT_RANGE, range)
+            _ = range.withCString { yx_easy_setopt_string(handle, CURLOPT_RANGE, $0) }
         }
         var list: UnsafeMutablePointer<curl_slist>?
         var lines = request.headers
