@@ -147,7 +147,12 @@ open class JobManager: @unchecked Sendable {
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeAttemptOperations()
         // The operations go in, and those without prerequisites are taken, under one lock.
-        let (previous, invalid, step) = graph.withLock { g -> ([QueueOperation], String?, Step) in
+        let begun = graph.withLock { g -> (previous: [QueueOperation], invalid: String?, step: Step)? in
+            // The graph never goes back to an earlier attempt. While this call built its operations, the
+            // attempt may have ended and a newer one begun (a cancel and a restart from other threads):
+            // resetting the graph to this attempt then would orphan the newer one, whose operations'
+            // ends the graph would ignore, and the job would never end. This set is dropped unbound.
+            guard attempt > g.attempt || (isRetry && attempt == g.attempt) else { return nil }
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
             switch operations {
@@ -164,6 +169,7 @@ open class JobManager: @unchecked Sendable {
             }
             return (previous, nil, g.step(manager: self, attempt: attempt))
         }
+        guard let (previous, invalid, step) = begun else { return }
         for operation in previous { operation.unbindIfIdle() }
         if let invalid {
             job.fail(JobError.invalidOperationGraph(invalid), attempt: attempt)

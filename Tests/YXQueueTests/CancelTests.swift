@@ -243,6 +243,75 @@ final class CancelTests: XCTestCase {
         XCTAssertEqual(job.attempt, 3)
     }
 
+    /// A cancel and a restart while the first attempt still builds its operations (on the thread that
+    /// started it): the late build of the canceled attempt must not take the job's graph back from the
+    /// new attempt, which runs to its end. (Before the fix, the new attempt's end was ignored and the
+    /// job stayed active for ever; the stress tests caught it about once in a hundred runs.)
+    func testARestartDuringTheCanceledAttemptsBuildRunsToItsEnd() async throws {
+        final class SlowBuildJob: Job, @unchecked Sendable {
+            let firstBuildEntered = DispatchSemaphore(value: 0)
+            let releaseFirstBuild = DispatchSemaphore(value: 0)
+            let releaseSecondOperation = DispatchSemaphore(value: 0)
+            let builds = Locked(0)
+            override class var managerClass: JobManager.Type { SlowBuildManager.self }
+            override var queue: String { "slow-build" }
+        }
+        final class SlowBuildManager: JobManager, @unchecked Sendable {
+            override func makeOperations() -> [QueueOperation] {
+                guard let job = job as? SlowBuildJob else { return [] }
+                let build = job.builds.withLock { $0 += 1; return $0 }
+                if build == 1 {
+                    job.firstBuildEntered.signal()
+                    job.releaseFirstBuild.wait()
+                }
+                return [
+                    AnyTaskOperation(queue: "slow-build") { _ in
+                        if build == 2 {
+                            // Still running when the late build of attempt 1 returns.
+                            await withCheckedContinuation { continuation in
+                                DispatchQueue.global().async {
+                                    job.releaseSecondOperation.wait()
+                                    continuation.resume()
+                                }
+                            }
+                        }
+                        return build
+                    }
+                ]
+            }
+        }
+        let dispatcher = Dispatcher(name: "restart-during-build")
+        let job = SlowBuildJob()
+        let firstStartReturned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            job.start(on: dispatcher)
+            firstStartReturned.signal()
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                job.firstBuildEntered.wait()
+                continuation.resume()
+            }
+        }
+        job.cancel()
+        XCTAssertEqual(job.state, .canceled)
+        XCTAssertTrue(job.restart())
+        job.releaseFirstBuild.signal()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                firstStartReturned.wait()
+                continuation.resume()
+            }
+        }
+        job.releaseSecondOperation.signal()
+        await eventually(timeout: 10) { job.state.isTerminal }
+        XCTAssertEqual(job.state, .finished)
+        XCTAssertEqual(job.result as? Int, 2, "the result of the second attempt's operation")
+        XCTAssertEqual(job.attempt, 2)
+        XCTAssertEqual(job.builds.withLock { $0 }, 2)
+        await eventually(timeout: 10) { dispatcher.activeJobCount == 0 }
+    }
+
     func testDropEndsTheJobForGood() async throws {
         let dispatcher = Dispatcher(name: "drop")
         let job = UntilCanceledJob()
