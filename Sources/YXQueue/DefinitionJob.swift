@@ -19,9 +19,9 @@ final class DefinitionJob<Definition: JobDefinition>: Job, @unchecked Sendable {
 /// Builds a definition's graph: one ``StepOperation`` per ``JobStep``, wired as the steps wait for each
 /// other. The job's result is the final step's output.
 final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked Sendable {
+    // The outputs of a graph's steps live in its operations' `StepBuild`, not here: a definition of one
+    // step (most of them) has none, and this manager then keeps no state of its own (no lock to make).
     private let definition: Definition
-    /// The outputs of the current attempt's steps, and the final step's place.
-    private let current = Locked<(outputs: StepOutputs, final: Int)?>(nil)
 
     /// - Parameter job: A `DefinitionJob<Definition>`: only that job names this manager (its
     ///   ``Job/managerClass``), and the class is not visible outside YXQueue. (So no dynamic cast: it
@@ -44,7 +44,6 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
         // outputs to keep for a retry (the step's success is the job's end) and none to read (it waits
         // for nothing), so none of the graph's bookkeeping.
         if work.final.prerequisites.isEmpty {
-            current.withLock { $0 = nil }
             return .one(StepOperation(step: work.final, index: 0, build: nil, jobName: Definition.name))
         }
         return .many(makeGraphOperations(work))
@@ -54,13 +53,10 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     private func makeGraphOperations(_ work: JobWork<Definition.Output>) -> [QueueOperation] {
         let steps = Self.stepsInOrder(endingWith: work.final)
         let attempt = job.attempt
-        let finalIndex = steps.count - 1  // the walk puts the final step last
-        let outputs = current.withLock { c -> StepOutputs in
-            // A retry within the attempt keeps the outputs of the steps that succeeded.
-            let outputs = c.flatMap { $0.outputs.attempt == attempt ? $0.outputs : nil } ?? StepOutputs(attempt: attempt)
-            c = (outputs, finalIndex)
-            return outputs
-        }
+        // A retry within the attempt keeps the outputs of the steps that succeeded: they are in the build
+        // of the operations this set replaces, which the graph still holds.
+        let previous = (firstOperation as? StepOperation)?.build?.outputs
+        let outputs = previous.flatMap { $0.attempt == attempt ? $0 : nil } ?? StepOutputs(attempt: attempt)
         let build = StepBuild(steps: steps, outputs: outputs)
         let jobName = Definition.name
         let operations = steps.enumerated().map { index, step in
@@ -75,14 +71,16 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     }
 
     override func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
-        // One step: its own result.
-        guard let (outputs, final) = current.withLock({ $0 }) else { return finishedOperations.last?.result }
-        return outputs.value(at: final)
+        // The final step's output; one step (no build): its own result.
+        guard let build = (finishedOperations.first as? StepOperation)?.build else {
+            return finishedOperations.last?.result
+        }
+        return build.finalOutput
     }
 
     override func makeResult(onlyOperation operation: QueueOperation) -> (any Sendable)? {
-        guard let (outputs, final) = current.withLock({ $0 }) else { return operation.result }
-        return outputs.value(at: final)
+        guard let build = (operation as? StepOperation)?.build else { return operation.result }
+        return build.finalOutput
     }
 
     /// Every step `final` waits for, directly or not, prerequisites before dependents, each once.

@@ -93,6 +93,9 @@ open class JobManager: @unchecked Sendable {
     /// The operations of the current (or last) attempt.
     public var operations: [QueueOperation] { graph.withLock { g in g.nodes.map(\.operation) } }
 
+    /// The first operation of the current (or last) attempt, without the array of ``operations``.
+    var firstOperation: QueueOperation? { graph.withLock { g in g.nodes.first?.operation } }
+
     /// The operations of the current attempt whose ``QueueOperation/resourceIdentifier`` is `identifier`.
     public func operations(withResourceIdentifier identifier: String) -> [QueueOperation] {
         operations.filter { $0.resourceIdentifier == identifier }

@@ -30,6 +30,11 @@ final class StepBuild: Sendable {
     func output(of step: AnyJobStep) -> (any Sendable)? {
         index(of: step).flatMap { outputs.value(at: $0) }
     }
+
+    /// The output of the final step, the job's result (the graph's walk puts the final step last).
+    var finalOutput: (any Sendable)? {
+        outputs.value(at: steps.count - 1)
+    }
 }
 
 /// The outputs of the steps of one attempt, by place in the graph.
@@ -59,7 +64,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
     private let step: AnyJobStep?
     private let index: Int
     /// The graph's bookkeeping; nil for a definition of one step, which has no outputs to keep or read.
-    private let build: StepBuild?
+    let build: StepBuild?
     private let jobName: String
     /// The task of an `async` body (nil for a synchronous one).
     private let task: Locked<Task<Void, Never>?>?

@@ -124,6 +124,37 @@ final class RetryTests: XCTestCase {
         XCTAssertEqual(second.withLock { $0 }, 2)
     }
 
+    /// A restart is a new attempt: every step runs again, none takes an output of the failed attempt.
+    func testARestartRunsEveryStepAgain() async throws {
+        struct FailsFirstTime: JobDefinition {
+            let firstRuns: Locked<Int>
+            let secondRuns: Locked<Int>
+            var work: JobWork<Int> {
+                let first = JobStep(on: "graph") { _ in firstRuns.withLock { $0 += 1; return $0 * 10 } }
+                let second = JobStep(on: "graph", after: first) { value, _ in
+                    let run = secondRuns.withLock { $0 += 1; return $0 }
+                    if run == 1 { throw TestFailure(code: 1) }
+                    return value + 1
+                }
+                return JobWork(second)
+            }
+        }
+        let first = Locked(0)
+        let second = Locked(0)
+        let handle = Dispatcher(name: "graph-restart").start(FailsFirstTime(firstRuns: first, secondRuns: second))
+        do {
+            _ = try await handle.value
+            XCTFail("expected the first attempt to fail")
+        } catch {
+            XCTAssertEqual(error as? TestFailure, TestFailure(code: 1))
+        }
+        XCTAssertTrue(handle.restart())
+        let value = try await handle.value
+        XCTAssertEqual(value, 21, "the second attempt's first step ran again (20), not the first's output (10)")
+        XCTAssertEqual(first.withLock { $0 }, 2)
+        XCTAssertEqual(second.withLock { $0 }, 2)
+    }
+
     /// A job that waits for its retry holds no slot: another job of the same queue runs meanwhile.
     func testAJobWaitingToRetryHoldsNoQueueSlot() async throws {
         struct SlowRetry: JobDefinition {
