@@ -85,7 +85,11 @@ final class TransferLaneTests: DownloadTestCase {
         // where a download ended (dealt in turn instead, about half of them would go to the other lane).
         XCTAssertGreaterThan(added, 150, "\(lanes)")
         XCTAssertLessThanOrEqual(fromElsewhere, 8, "\(lanes)")
-        XCTAssertTrue(lanes.allSatisfy { $0.all >= 40 }, "both lanes ran downloads: \(lanes)")
+        // Each lane keeps the two downloads it was dealt going: every one that ends there starts the next
+        // one there. How many each lane gets through depends on how much CPU the OS gives its thread, so
+        // this is no check of balance (on a loaded machine one lane ran 28 and the other 170). A lane that
+        // ran none after its first two would mean its thread gave its slots away.
+        XCTAssertTrue(lanes.allSatisfy { $0.all >= 3 }, "both lanes ran downloads: \(lanes)")
     }
 
     /// A lane reuses the easy handle of a finished transfer for the next one: nothing of the first
