@@ -71,15 +71,12 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     }
 
     override func makeResult(finishedOperations: [QueueOperation]) -> (any Sendable)? {
-        // The final step's output; one step (no build): its own result.
-        guard let build = (finishedOperations.first as? StepOperation)?.build else {
-            return finishedOperations.last?.result
-        }
-        return build.finalOutput
+        makeResult(of: .many(finishedOperations))
     }
 
-    override func makeResult(onlyOperation operation: QueueOperation) -> (any Sendable)? {
-        guard let build = (operation as? StepOperation)?.build else { return operation.result }
+    override func makeResult(of finished: AttemptOperations) -> (any Sendable)? {
+        // The final step's output; one step (no build): its own result.
+        guard let build = (finished.first as? StepOperation)?.build else { return finished.last?.result }
         return build.finalOutput
     }
 

@@ -62,10 +62,27 @@ open class JobManager: @unchecked Sendable {
         type(of: self) == JobManager.self ? .one(defaultOperation()) : .many(makeOperations())
     }
 
-    /// The operations of one attempt (see ``makeAttemptOperations()``).
+    /// The operations of one attempt (see ``makeAttemptOperations()``), or those it finished, in the
+    /// order they finished.
     enum AttemptOperations {
         case one(QueueOperation)
         case many([QueueOperation])
+
+        /// The first operation (of those finished: the first to finish).
+        var first: QueueOperation? {
+            switch self {
+            case .one(let operation): operation
+            case .many(let operations): operations.first
+            }
+        }
+
+        /// The last operation (of those finished: the last to finish).
+        var last: QueueOperation? {
+            switch self {
+            case .one(let operation): operation
+            case .many(let operations): operations.last
+            }
+        }
     }
 
     /// Called after `operation` finished successfully, before its dependents are submitted.
@@ -82,10 +99,14 @@ open class JobManager: @unchecked Sendable {
         finishedOperations.last?.result
     }
 
-    /// The job's result when the attempt's only operation finished: `makeResult(finishedOperations:)`,
-    /// without the array of one where the class is exactly `JobManager` (no override to call).
-    func makeResult(onlyOperation operation: QueueOperation) -> (any Sendable)? {
-        type(of: self) == JobManager.self ? operation.result : makeResult(finishedOperations: [operation])
+    /// The job's result once every operation of the attempt finished: `makeResult(finishedOperations:)`,
+    /// without an array of one where the class is exactly `JobManager` (no override to call).
+    func makeResult(of finished: AttemptOperations) -> (any Sendable)? {
+        switch finished {
+        case .one(let operation) where type(of: self) == JobManager.self: operation.result
+        case .one(let operation): makeResult(finishedOperations: [operation])
+        case .many(let operations): makeResult(finishedOperations: operations)
+        }
     }
 
     // MARK: - Graph access
@@ -210,11 +231,9 @@ open class JobManager: @unchecked Sendable {
         /// One ready operation: the common case, without an array.
         case submitOne(QueueOperation, Dispatcher)
         case submit([QueueOperation], Dispatcher)
-        /// Every operation finished; the attempt's timers, which the graph no longer holds, are to be
-        /// canceled.
-        case finish([QueueOperation], timers: [DispatchWorkItem])
-        /// The same for an attempt of one operation, without the array.
-        case finishOne(QueueOperation, timers: [DispatchWorkItem])
+        /// Every operation finished (in this order; one without an array); the attempt's timers, which
+        /// the graph no longer holds, are to be canceled.
+        case finish(AttemptOperations, timers: [DispatchWorkItem])
         case fail(JobError)
     }
 
@@ -229,10 +248,7 @@ open class JobManager: @unchecked Sendable {
         case .finish(let finished, let timers):
             for timer in timers { timer.cancel() }
             // Nothing of the graph is left to stop: the job's end need not visit it again.
-            job.finish(result: makeResult(finishedOperations: finished), attempt: attempt, graphSettled: true)
-        case .finishOne(let operation, let timers):
-            for timer in timers { timer.cancel() }
-            job.finish(result: makeResult(onlyOperation: operation), attempt: attempt, graphSettled: true)
+            job.finish(result: makeResult(of: finished), attempt: attempt, graphSettled: true)
         case .fail(let error):
             job.fail(error, attempt: attempt)
         }
@@ -463,8 +479,8 @@ open class JobManager: @unchecked Sendable {
                 isLive = false
                 let taken = timers
                 timers = []
-                if nodes.count == 1 { return .finishOne(nodes[0].operation, timers: taken) }
-                return .finish(finishOrder(), timers: taken)
+                if nodes.count == 1 { return .finish(.one(nodes[0].operation), timers: taken) }
+                return .finish(.many(finishOrder()), timers: taken)
             }
             guard pendingCount > 0 else { return .nothing }
             // Found first, taken after: a graph found invalid leaves its pending operations pending, so
