@@ -64,7 +64,7 @@ class CLITestCase: XCTestCase {
     }
 
     /// Waits until `condition` holds (checked every 20 ms) or fails after `timeout` seconds.
-    func waitUntil(timeout: Double = 10, _ what: String, _ condition: () -> Bool) async throws {
+    func waitUntil(timeout: Double = 60, _ what: String, _ condition: () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
             if Date() > deadline {

@@ -169,8 +169,10 @@ final class DurableCommandTests: CLITestCase {
     }
 
     func testStatusShowsStatesBytesAndRunningDownloadsPerWorker() async throws {
-        // Two slow files (2 MiB at 256 KiB/s: about 8 s each), one that is not there.
-        let sources = try serveFiles(2, size: { _ in 2 << 20 }, bytesPerSecond: 256 << 10)
+        // Two slow files (2 MiB at 128 KiB/s: about 16 s each), one that is not there. Both status
+        // snapshots below must come while they run: each launches a process and opens the store, which
+        // takes seconds under the thread sanitizer on a loaded machine.
+        let sources = try serveFiles(2, size: { _ in 2 << 20 }, bytesPerSecond: 128 << 10)
         try writeList(
             sources.map { server.url("/\($0.name)").absoluteString }.joined(separator: "\n") + "\n"
                 + server.url("/missing.bin").absoluteString + "\n")

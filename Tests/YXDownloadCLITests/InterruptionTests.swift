@@ -69,7 +69,9 @@ final class InterruptionTests: CLITestCase {
     }
 
     func testKillNineThenARerunCompletesWithTheRightBytes() async throws {
-        let command = try await startSlowDownload(["-x", "3"], bytesPerSecond: 200 * 1024)
+        // 3 MiB over three connections of 100 KiB/s: about 10 s, so that a loaded machine still kills it
+        // before it ends.
+        let command = try await startSlowDownload(["-x", "3"], bytesPerSecond: 100 * 1024)
         // The sidecar exists from the start (a large file); wait until it records progress.
         try await waitUntil("the sidecar recording progress") { sidecarDoneBytes("movie.bin.part.meta") > 0 }
         command.send(SIGKILL)

@@ -231,10 +231,13 @@ final class DownloadResilienceTests: DownloadTestCase {
         try await waitUntil("300 KB on disk") { job.progressSnapshot.bytes >= 300_000 }
         let cancelAt = DispatchTime.now().uptimeNanoseconds
         job.cancel()
+        // Prompt without a clock: the job is canceled before `cancel()` returns.
+        XCTAssertEqual(job.state, .canceled)
         await dispatcher.waitForAllJobs()
         let callbackAt = try XCTUnwrap(canceled.withLock { $0 })
-        // Prompt: well within a second even on a loaded machine (the transfer is removed from curl at once).
-        XCTAssertLessThan(callbackAt - cancelAt, 1_000_000_000, "cancel within a second")
+        // The callback comes through a callback queue, so its time is the scheduler's; this bound only
+        // tells a cancel that waited for the transfer (about 7 s left at 256 KiB/s) from one that did not.
+        XCTAssertLessThan(callbackAt - cancelAt, 5_000_000_000, "the cancel did not wait for the transfer")
         // The transfer really stopped: its step let go of the .part (closed), so nothing more is written.
         let session = try XCTUnwrap((job.manager as? DownloadJobManager)?.session)
         try await waitUntil("the .part closed") { session.isClosed }
@@ -274,7 +277,10 @@ final class DownloadResilienceTests: DownloadTestCase {
         let size: Int64 = 2 << 20
         let segments = 16
         var options = fastOptions(connections: segments)
-        options.retryPolicy = RetryPolicy(retries: 2, initialDelay: 0.001, maxDelay: 0.001, jitter: 0)
+        // The disconnects go to the first requests to arrive, not one to each part: when one lane's
+        // thread starts late, the other lane's parts can take several each. As many retries as there
+        // are disconnects, so that no part runs out whatever the order.
+        options.retryPolicy = RetryPolicy(retries: segments, initialDelay: 0.001, maxDelay: 0.001, jitter: 0)
         options.computeSHA256 = false
         for round in 0..<12 {
             // Request 1 is the probe (a stall of 0 s is a normal answer); each part's first request

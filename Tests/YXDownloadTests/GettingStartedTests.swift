@@ -83,6 +83,8 @@ final class GettingStartedTests: XCTestCase {
 
         downloader.setMaxSpeed(bytesPerSecond: 20 << 20)   // 20 MiB/s over all downloads
 
+        // Slow enough that the cancel below comes before the end even when this task wakes a second late.
+        http.serve("/files/big.iso", Resource(.generated(size: isoSize, seed: 1), etag: "iso", bytesPerSecond: 6 << 20))   // yours
         let resumable = downloader.start(iso, to: downloads.appendingPathComponent("resumed.iso"))
         try await Task.sleep(for: .milliseconds(500))
         resumable.cancel()                             // resumed.iso.part stays
@@ -92,6 +94,7 @@ final class GettingStartedTests: XCTestCase {
         print(resumed.resumedFrom, resumed.bytesReceived)   // bytes that came from the .part, bytes received
         downloader.setMaxSpeed(bytesPerSecond: nil)         // no limit
         XCTAssertEqual(resumed.resumedFrom + resumed.bytesReceived, isoSize)
+        XCTAssertGreaterThan(resumed.resumedFrom, 0)   // yours
 
         let missing = server.appendingPathComponent("missing.iso")
         var status = 0

@@ -11,6 +11,7 @@ final class CallbackTests: XCTestCase {
         let callbackQueue = DispatchQueue(label: "test.callbacks", attributes: .concurrent)
         let recorder = Recorder()
         var jobs: [ClosureJob] = []
+        let start = ContinuousClock.now
         for tag in 0..<20 {
             let job = ClosureJob(tag: tag, callbackQueue: callbackQueue) { op in
                 for step in 1...2_000 {
@@ -24,6 +25,12 @@ final class CallbackTests: XCTestCase {
             dispatcher.add(job)
         }
         await dispatcher.waitForAllJobs()
+        let elapsed = ContinuousClock.now - start
+        // At most one progress callback per interval (100 ms), plus the first and the final one: however
+        // long a loaded machine makes the jobs take, 2,000 reports each give a handful of callbacks.
+        let intervals = Int(elapsed / .nanoseconds(Int64(Job.progressInterval)))
+        let mostCallbacks = 3 + intervals + 2
+        XCTAssertLessThan(mostCallbacks, 2_000, "the run was too slow to tell throttling apart")
         XCTAssertEqual(recorder.allViolations, [])
         for job in jobs {
             let log = recorder.log(of: job)
@@ -31,8 +38,7 @@ final class CallbackTests: XCTestCase {
             XCTAssertEqual(log.last, .finished)
             XCTAssertEqual(log.filter(\.isTerminal).count, 1)
             XCTAssertEqual(log.dropLast().last, .progress(1), "the final progress is delivered")
-            // 2,000 reports over ~20 ms are throttled to a handful of callbacks.
-            XCTAssertLessThan(log.count, 50, "progress is throttled")
+            XCTAssertLessThanOrEqual(log.count, mostCallbacks, "progress is throttled (\(elapsed))")
             XCTAssertEqual(job.state, .finished)
             XCTAssertEqual(job.result as? Int, job.tag)
             XCTAssertEqual(job.progress, 1)
@@ -89,7 +95,13 @@ final class CallbackTests: XCTestCase {
         await eventually { seen.all.contains(0.3) }
         release.open()
         await dispatcher.waitForAllJobs()
-        XCTAssertEqual(seen.all, [0.1, 0.3, 1.0])
+        // 0.1 at once, 0.3 by the trailing flush, then 1. (0.2 as well only when this task was held back
+        // for a whole interval between two reports, as on a loaded machine.)
+        let values = seen.all
+        XCTAssertEqual(values.first, 0.1)
+        XCTAssertEqual(Array(values.suffix(2)), [0.3, 1.0])
+        XCTAssertEqual(values, values.sorted())
+        XCTAssertTrue(Set(values).isSubset(of: [0.1, 0.2, 0.3, 1.0]), "\(values)")
         _ = token
     }
 

@@ -33,10 +33,18 @@ final class SchedulingTests: XCTestCase {
         var jobs: [Job] = []
         for type in limits.keys {
             let model = type
+            let limit = limits[type]!
             for index in 0..<12 {
                 jobs.append(
                     ClosureJob(tag: index, queue: model) { _ in
                         probe.enter(type)
+                        // The first bodies stay until their type's limit was reached and types overlapped
+                        // (or 5 s passed): whether they do then does not depend on how fast a loaded
+                        // machine starts tasks.
+                        let deadline = ContinuousClock.now + .seconds(5)
+                        while !(probe.peak(type) == limit && probe.peakTotal > 3) && ContinuousClock.now < deadline {
+                            try await Task.sleep(nanoseconds: 1_000_000)
+                        }
                         try await Task.sleep(nanoseconds: 3_000_000)
                         probe.leave(type)
                         return nil
