@@ -143,11 +143,13 @@ public final class Dispatcher: Sendable {
     }
 
     private func setPaused(_ paused: Bool) {
-        let queues = state.withLock { s in
+        // Each queue takes the setting under the dispatcher's lock: a pause and a resume from two threads
+        // then leave every queue as `isPaused` says. The operations a resume releases start after.
+        let start = state.withLock { s in
             s.isPaused = paused
-            return Array(s.queues.values)
+            return s.queues.values.map { ($0, $0.setPaused(paused)) }
         }
-        for queue in queues { queue.setPaused(paused) }
+        for (queue, operations) in start where !operations.isEmpty { queue.start(operations) }
     }
 
     /// Whether ``pauseAll()`` is in force.
@@ -251,11 +253,12 @@ public final class Dispatcher: Sendable {
     /// fewer than the new limit run. Limits below 1 count as 1.
     public func setLimit(_ limit: Int, for queue: String) {
         let limit = max(1, limit)
-        let existing = state.withLock { s -> WorkQueue? in
+        // As for a pause: the queue takes the limit under the dispatcher's lock, in the order recorded.
+        let start = state.withLock { s -> (WorkQueue, [QueueOperation])? in
             s.configured[queue] = limit
-            return s.queues[queue]
+            return s.queues[queue].map { ($0, $0.setLimit(limit)) }
         }
-        existing?.setLimit(limit)
+        if let (existing, operations) = start, !operations.isEmpty { existing.start(operations) }
         logger.debug("queue limit", metadata: ["queue": "\(queue)", "limit": "\(limit)"])
     }
 

@@ -114,6 +114,9 @@ open class JobManager: @unchecked Sendable {
     /// The operations of the current (or last) attempt.
     public var operations: [QueueOperation] { graph.withLock { g in g.nodes.map(\.operation) } }
 
+    /// Whether a begin waits for operations of an earlier set to stop executing (for tests).
+    var hasDeferredBegin: Bool { graph.withLock { $0.deferredBegin != nil } }
+
     /// The first operation of the current (or last) attempt, without the array of ``operations``.
     var firstOperation: QueueOperation? { graph.withLock { g in g.nodes.first?.operation } }
 
@@ -128,6 +131,10 @@ open class JobManager: @unchecked Sendable {
     public func addOperations(_ operations: [QueueOperation]) {
         let step: (attempt: Int, invalid: String?)? = graph.withLock { g in
             guard g.isLive else { return nil }
+            // Operations that wait for one of a set a retry replaced (added from that operation's
+            // `operationDidFinish`, while another thread began the retry) extend a set that is over.
+            let extendsReplacedSet = operations.contains { $0.prerequisites.contains { g.isReplaced($0, manager: self) } }
+            if extendsReplacedSet { return nil }
             var invalid: String?
             for operation in operations {
                 if let problem = g.insert(operation, manager: self) { invalid = invalid ?? problem }
@@ -164,6 +171,12 @@ open class JobManager: @unchecked Sendable {
     func begin(attempt: Int, dispatcher: Dispatcher, isRetry: Bool = false, isFresh: Bool = false) {
         let mustWait = !isFresh && graph.withLock { g -> Bool in
             guard g.executing > 0 else { return false }
+            // A begin that comes late (its attempt ended, or a newer one began: from a thread that was
+            // held between the job's start and this call, or a retry timer already running when the
+            // attempt was canceled) is dropped: taking the place of the newer one's deferred begin would
+            // leave that attempt without operations, active for ever.
+            if g.isStale(attempt: attempt, isRetry: isRetry) { return true }
+            if let waiting = g.deferredBegin, waiting.attempt > attempt { return true }
             g.deferredBegin = DeferredBegin(attempt: attempt, dispatcher: dispatcher, isRetry: isRetry)
             return true
         }
@@ -172,11 +185,13 @@ open class JobManager: @unchecked Sendable {
         let operations = makeAttemptOperations()
         // The operations go in, and those without prerequisites are taken, under one lock.
         let begun = graph.withLock { g -> (previous: [QueueOperation], invalid: String?, step: Step)? in
-            // The graph never goes back to an earlier attempt. While this call built its operations, the
-            // attempt may have ended and a newer one begun (a cancel and a restart from other threads):
-            // resetting the graph to this attempt then would orphan the newer one, whose operations'
-            // ends the graph would ignore, and the job would never end. This set is dropped unbound.
-            guard attempt > g.attempt || (isRetry && attempt == g.attempt) else { return nil }
+            // The graph never goes back to an earlier attempt, nor to one that ended. While this call built
+            // its operations, the attempt may have ended (a cancel, its deadline) and a newer one begun
+            // (a restart from another thread): resetting the graph to this attempt then would orphan the
+            // newer one, whose operations' ends the graph would ignore, and the job would never end; or,
+            // with no newer attempt, it would keep the ended job bound to operations that never run.
+            // This set is dropped unbound.
+            guard !g.isStale(attempt: attempt, isRetry: isRetry) else { return nil }
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
             switch operations {
@@ -271,7 +286,11 @@ open class JobManager: @unchecked Sendable {
 
     func operation(_ operation: QueueOperation, attempt: Int, index: Int, didReportProgress fraction: Double) {
         let aggregate: Double? = graph.withLock { g in
-            guard g.isLive, g.attempt == attempt else { return nil }
+            // The node must be this operation: a retry replaces the set within the same attempt, and an
+            // operation of the old set may still report.
+            guard g.isLive, g.attempt == attempt, index < g.nodes.count, g.nodes[index].operation === operation else {
+                return nil
+            }
             return g.setProgress(fraction, of: index)
         }
         if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
@@ -369,6 +388,7 @@ open class JobManager: @unchecked Sendable {
     func attemptDidEnd(_ attempt: Int) {
         let (unfinished, unsubmitted, timers): ([QueueOperation], [QueueOperation], [DispatchWorkItem]) =
             graph.withLock { g in
+                g.endedAttempt = max(g.endedAttempt, attempt)
                 guard g.attempt == attempt else { return ([], [], []) }
                 g.isLive = false
                 let unsubmitted = g.pendingCount == 0 ? [] : g.nodes.filter(\.isPending).map(\.operation)
@@ -410,6 +430,8 @@ open class JobManager: @unchecked Sendable {
         }
 
         var attempt = 0
+        /// The latest attempt the job ended (that the manager was told of).
+        var endedAttempt = 0
         var isLive = false
         var dispatcher: Dispatcher?
         /// The operations of the attempt, by index; the first in place (a job of one operation
@@ -430,6 +452,19 @@ open class JobManager: @unchecked Sendable {
         var retriesUsed = 0
         /// The attempt's deadline and a pending retry, canceled when the attempt ends.
         var timers: [DispatchWorkItem] = []
+
+        /// Whether `operation` belongs to an earlier set of operations of this attempt (one a retry
+        /// replaced): bound to this attempt, at a node that now holds another operation.
+        func isReplaced(_ operation: QueueOperation, manager: JobManager) -> Bool {
+            guard let index = operation.nodeIndex(in: manager, attempt: attempt) else { return false }
+            return index >= nodes.count || nodes[index].operation !== operation
+        }
+
+        /// Whether a begin of `attempt` comes too late: the attempt ended, or the graph is at a later
+        /// one (or already at this one, for a begin that is not a retry).
+        func isStale(attempt: Int, isRetry: Bool) -> Bool {
+            attempt <= endedAttempt || attempt < self.attempt || (attempt == self.attempt && !isRetry)
+        }
 
         /// Starts a new attempt, or a retry of this one; returns the previous set of operations.
         mutating func reset(attempt: Int, dispatcher: Dispatcher, keepingRetries: Bool) -> [QueueOperation] {
@@ -490,7 +525,9 @@ open class JobManager: @unchecked Sendable {
             for index in nodes.indices where nodes[index].isPending {
                 var satisfied = true
                 for prerequisite in nodes[index].operation.prerequisites {
-                    guard let other = prerequisite.nodeIndex(in: manager, attempt: attempt) else {
+                    guard let other = prerequisite.nodeIndex(in: manager, attempt: attempt), other < nodes.count,
+                        nodes[other].operation === prerequisite
+                    else {
                         isLive = false
                         return .fail(.invalidOperationGraph(
                             "\(nodes[index].operation) waits for \(prerequisite), which is not part of the job"))

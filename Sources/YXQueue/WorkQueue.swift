@@ -36,23 +36,34 @@ final class WorkQueue: Sendable {
     /// Operations executing now, and operations waiting in line.
     var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.ready.count) } }
 
-    /// Changes the limit. A higher limit starts waiting operations at once; a lower one lets the running
-    /// ones finish and starts no new one until fewer than the limit run.
-    func setLimit(_ limit: Int) {
-        let start = state.withLock { s -> [QueueOperation] in
+    /// Whether the operations in line are held.
+    var isPaused: Bool { state.withLock { $0.isPaused } }
+
+    /// Changes the limit, and returns the operations that may start now: the caller gives them to
+    /// ``start(_:)`` once it holds no lock. A higher limit starts waiting operations at once; a lower one
+    /// lets the running ones finish and starts no new one until fewer than the limit run.
+    ///
+    /// The change is made under the caller's lock (the dispatcher's), so that two changes from two
+    /// threads take effect in the order the dispatcher recorded them.
+    func setLimit(_ limit: Int) -> [QueueOperation] {
+        state.withLock { s in
             s.limit = max(1, limit)
             return s.takeStartable()
         }
-        for operation in start { launch(operation, handedOver: false) }
     }
 
-    /// Holds (or releases) the operations in line; executing ones go on.
-    func setPaused(_ paused: Bool) {
-        let start = state.withLock { s -> [QueueOperation] in
+    /// Holds (or releases) the operations in line, and returns those that may start now (see
+    /// ``setLimit(_:)``); executing ones go on.
+    func setPaused(_ paused: Bool) -> [QueueOperation] {
+        state.withLock { s in
             s.isPaused = paused
             return s.takeStartable()
         }
-        for operation in start { launch(operation, handedOver: false) }
+    }
+
+    /// Starts operations that ``setLimit(_:)`` or ``setPaused(_:)`` took.
+    func start(_ operations: [QueueOperation]) {
+        for operation in operations { launch(operation, handedOver: false) }
     }
 
     /// Puts operations in line, and starts as many as the limit allows.

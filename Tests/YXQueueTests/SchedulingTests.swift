@@ -65,6 +65,31 @@ final class SchedulingTests: XCTestCase {
         XCTAssertEqual(dispatcher.limit(for: "never-configured"), dispatcher.defaultLimit)
     }
 
+    /// `pauseAll`, `resumeAll` and `setLimit` from two threads at once leave every queue as the
+    /// dispatcher says. (Each queue took the setting after the dispatcher's lock was let go: a pause
+    /// could reach the queues after a later resume, and they stayed paused while `isPaused` said no.)
+    func testPausesAndLimitsFromTwoThreadsLeaveEveryQueueAsTheDispatcherSays() {
+        let dispatcher = Dispatcher(name: "toggles")
+        let names = ["a", "b", "c", "d"]
+        let queues = names.map { dispatcher.workQueue(named: $0) }
+        var mismatches: [String] = []
+        for round in 0..<2_000 {
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                if side == 0 { dispatcher.pauseAll() } else { dispatcher.resumeAll() }
+                dispatcher.setLimit(side == 0 ? 1 : 8, for: "a")
+            }
+            let paused = dispatcher.isPaused
+            for queue in queues where queue.isPaused != paused {
+                mismatches.append("round \(round): queue \(queue.name) paused \(queue.isPaused), dispatcher \(paused)")
+            }
+            if queues[0].limit != dispatcher.limit(for: "a") {
+                mismatches.append("round \(round): limit \(queues[0].limit), dispatcher \(dispatcher.limit(for: "a"))")
+            }
+            if mismatches.count > 5 { break }
+        }
+        XCTAssertEqual(mismatches, [])
+    }
+
     func testGraphRunsInDependencyOrderWithAggregatedProgress() async throws {
         let dispatcher = Dispatcher(name: "graph")
         let order = Log<String>()
