@@ -224,18 +224,23 @@ open class Job: @unchecked Sendable {
     /// Whoever awaits the job's next attempt (``value``, ``events``) hears `.canceled` then, even when the
     /// job never started: that attempt will never begin.
     public func drop() {
-        let (wasActive, wake) = core.withLock { s -> (Bool, Bool) in
-            if s.isActive { return (true, false) }
-            if s.state.canTransition(to: .dropped) { s.state = .dropped }
-            // Observers of the attempt that will now never begin are told so, and only they.
-            let next = s.attempt + 1
-            guard s.observers.contains(where: { $0.attempt == next && $0.kinds.contains(.canceled) }) else {
-                return (false, false)
+        while true {
+            let (wasActive, wake) = core.withLock { s -> (Bool, Bool) in
+                if s.isActive { return (true, false) }
+                if s.state.canTransition(to: .dropped) { s.state = .dropped }
+                // Observers of the attempt that will now never begin are told so, and only they.
+                let next = s.attempt + 1
+                guard s.observers.contains(where: { $0.attempt == next && $0.kinds.contains(.canceled) }) else {
+                    return (false, false)
+                }
+                return (false, post(.neverBegins(attempt: next), in: &s))
             }
-            return (false, post(.neverBegins(attempt: next), in: &s))
+            // An attempt that ended on its own between the look and the end (its operations finished on
+            // another thread) leaves an inactive job: dropped by the next turn.
+            if wasActive && !end(to: .dropped, event: .canceled, attempt: nil) { continue }
+            if wake { scheduleDrain() }
+            return
         }
-        if wasActive { end(to: .dropped, event: .canceled, attempt: nil) }
-        if wake { scheduleDrain() }
     }
 
     // MARK: - Delegates
@@ -360,6 +365,9 @@ open class Job: @unchecked Sendable {
     }
 
     /// The one path into a terminal state: guarded so that each attempt ends exactly once.
+    ///
+    /// - Returns: Whether this call ended the attempt.
+    @discardableResult
     private func end(
         to terminal: JobState,
         event: JobEvent,
@@ -367,7 +375,7 @@ open class Job: @unchecked Sendable {
         result: (any Sendable)? = nil,
         error: (any Error)? = nil,
         graphSettled: Bool = false
-    ) {
+    ) -> Bool {
         struct Ended {
             let manager: JobManager?
             let attempt: Int
@@ -410,12 +418,13 @@ open class Job: @unchecked Sendable {
                 manager: s.manager, attempt: attempt, dispatcher: s.dispatcher, unregisterNow: unregisterNow,
                 wake: wake, ranFor: ranFor, metrics: s.metrics)
         }
-        guard let ended else { return }
+        guard let ended else { return false }
         ended.dispatcher?.instruments.jobEnded(
             self, attempt: ended.attempt, as: terminal, error: error, ranNanoseconds: ended.ranFor, metrics: ended.metrics)
         if ended.wake { scheduleDrain() }
         if ended.unregisterNow { ended.dispatcher?.unregister(self) }
         if !graphSettled { ended.manager?.attemptDidEnd(ended.attempt) }
+        return true
     }
 
     // MARK: - Event delivery

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import XCTest
 
 @testable import YXQueue
@@ -331,6 +332,63 @@ final class CancelTests: XCTestCase {
         idle.drop()
         XCTAssertEqual(idle.state, .dropped)
         XCTAssertFalse(idle.start(on: dispatcher))
+    }
+
+    /// `drop()` while the job's only operation fails on another thread. Whichever comes first, the job
+    /// ends dropped and cannot be restarted. (`drop()` saw the job active, the failure ended the attempt
+    /// before `drop()` could, and the job stayed failed, and restartable.)
+    func testADropRacingTheAttemptsOwnEndStillDropsTheJob() async throws {
+        final class HandOperation: QueueOperation, @unchecked Sendable {
+            let completion = Locked<(@Sendable (Result<(any Sendable)?, any Error>) -> Void)?>(nil)
+            override var executesInline: Bool { true }
+            override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+                self.completion.withLock { $0 = completion }
+            }
+            func fail() { completion.withLock { $0 }?(.failure(TestFailure(code: 3))) }
+        }
+        final class HandJob: Job, @unchecked Sendable {
+            override var queue: String { "hand" }
+            override class var operationClass: QueueOperation.Type { HandOperation.self }
+        }
+        let dispatcher = Dispatcher(name: "drop-race", queues: ["hand": 1])
+        var wrong: [String] = []
+        // A thread of its own fails the operation while this one drops the job; both spin until the other
+        // arrived, so that they meet. (Without the fix, a few rounds in 10,000 went wrong.)
+        final class Round: @unchecked Sendable {
+            var operation: HandOperation?
+            let arrived = Atomic<Int>(0)
+        }
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let current = Locked<Round?>(nil)
+        Thread.detachNewThread {
+            while true {
+                go.wait()
+                guard let round = current.withLock({ $0 }) else { return }
+                round.arrived.add(1, ordering: .acquiringAndReleasing)
+                while round.arrived.load(ordering: .acquiring) < 2 {}
+                round.operation?.fail()
+                done.signal()
+            }
+        }
+        for index in 0..<10_000 {
+            let job = HandJob()
+            dispatcher.add(job)
+            let round = Round()
+            round.operation = try XCTUnwrap(job.manager?.operations.first as? HandOperation)
+            current.withLock { $0 = round }
+            go.signal()
+            round.arrived.add(1, ordering: .acquiringAndReleasing)
+            while round.arrived.load(ordering: .acquiring) < 2 {}
+            job.drop()
+            done.wait()
+            if job.state != .dropped || job.restart() { wrong.append("round \(index): \(job.state)") }
+            if wrong.count > 5 { break }
+        }
+        current.withLock { $0 = nil }
+        go.signal()
+        XCTAssertEqual(wrong, [])
+        await dispatcher.waitForAllJobs()
     }
 
     func testJobStateTransitionTable() {
