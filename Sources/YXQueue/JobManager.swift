@@ -432,7 +432,6 @@ open class JobManager: @unchecked Sendable {
         var attempt = 0
         /// The latest attempt the job ended (that the manager was told of).
         var endedAttempt = 0
-        var isLive = false
         var dispatcher: Dispatcher?
         /// The operations of the attempt, by index; the first in place (a job of one operation
         /// allocates no array for its graph).
@@ -452,6 +451,9 @@ open class JobManager: @unchecked Sendable {
         var retriesUsed = 0
         /// The attempt's deadline and a pending retry, canceled when the attempt ends.
         var timers: [DispatchWorkItem] = []
+        /// Whether the set of operations can still make progress. (Last: the one-byte field then adds no
+        /// padding before the lock that follows the graph in its storage.)
+        var isLive = false
 
         /// Whether `operation` belongs to an earlier set of operations of this attempt (one a retry
         /// replaced): bound to this attempt, at a node that now holds another operation.
