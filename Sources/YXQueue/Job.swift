@@ -495,7 +495,10 @@ open class Job: @unchecked Sendable {
                     return (mail, [], [], nil)
                 case .event:
                     if s.delegates.contains(where: { $0.value == nil }) { s.delegates.removeAll { $0.value == nil } }
-                    return (mail, s.delegates, s.observers, s.dispatcher)
+                    // An event before an attempt's end-of-mail belongs to that attempt's dispatcher, even
+                    // when the job began its next attempt on another one meanwhile.
+                    let dispatcher = s.mailbox.isEmpty ? s.dispatcher : s.dispatcherOfEarliestMail
+                    return (mail, s.delegates, s.observers, dispatcher)
                 }
             }
             switch consume next {
@@ -588,6 +591,15 @@ open class Job: @unchecked Sendable {
 
         /// Whether operations of `attempt` may still run: it is under way and has not ended.
         func isCurrent(_ attempt: Int) -> Bool { isActive && self.attempt == attempt && !state.isTerminal }
+
+        /// The dispatcher of the mail at the head of the mailbox: the one named by the first end of an
+        /// attempt still queued (`.unregister`), or else the job's.
+        var dispatcherOfEarliestMail: Dispatcher? {
+            for mail in mailbox {
+                if case .unregister(let dispatcher) = mail { return dispatcher }
+            }
+            return dispatcher
+        }
 
         /// The attempt that is under way, or the one that will begin next.
         var currentOrNextAttempt: Int { isActive ? attempt : attempt + 1 }

@@ -218,6 +218,43 @@ final class CallbackTests: XCTestCase {
         withExtendedLifetime((dispatcherToken, endToken, progressToken)) {}
     }
 
+    /// A job that fails on one dispatcher and is started on another while its callbacks are held: each
+    /// dispatcher's observers hear the events of the attempts that ran there (the first dispatcher's
+    /// heard nothing of the failure, the second's heard it as if it were theirs).
+    func testEventsOfAnAttemptGoToTheDispatcherItRanOn() async throws {
+        let first = Dispatcher(name: "first")
+        let second = Dispatcher(name: "second")
+        let callbacks = DispatchQueue(label: "test.moved")
+        let runs = Locked(0)
+        let job = ClosureJob(callbackQueue: callbacks) { _ in
+            if runs.withLock({ $0 += 1; return $0 }) == 1 { throw TestFailure(code: 4) }
+            return nil
+        }
+        let heardByFirst = Log<String>()
+        let heardBySecond = Log<String>()
+        @Sendable func name(_ event: JobEvent) -> String {
+            switch event {
+            case .started: "started"
+            case .failed: "failed"
+            case .finished: "finished"
+            default: "other"
+            }
+        }
+        let firstToken = first.observe([.started, .terminal]) { _, event in heardByFirst.append(name(event)) }
+        let secondToken = second.observe([.started, .terminal]) { _, event in heardBySecond.append(name(event)) }
+        callbacks.suspend()  // the first attempt's events stay queued while the job moves
+        first.add(job)
+        await eventually { job.state == .failed }
+        XCTAssertTrue(second.add(job))
+        await eventually { job.state == .finished }
+        callbacks.resume()
+        await first.waitForAllJobs()
+        await second.waitForAllJobs()
+        XCTAssertEqual(heardByFirst.all, ["started", "failed"])
+        XCTAssertEqual(heardBySecond.all, ["started", "finished"])
+        withExtendedLifetime((firstToken, secondToken)) {}
+    }
+
     func testADelegateStillHearsEveryEventWhenObserversAskForFewer() async throws {
         let dispatcher = Dispatcher(name: "kinds.delegate")
         let recorder = Recorder()
