@@ -315,6 +315,13 @@ open class JobManager: @unchecked Sendable {
     ) {
         enum Action { case none, succeeded(Double?), failed(any Error), retry(any Error, TimeInterval), canceled }
         var deferred: DeferredBegin?
+        // What a failure asks of the retry policy is read here, before the lock: the error's
+        // `isTransient` and `retryAfter` are its own code, which may call back into this manager.
+        var failureAsk: (policy: RetryPolicy, ask: RetryPolicy.FailureAsk)?
+        if case .failure(let error) = outcome {
+            let policy = job.retryPolicy
+            if policy.retries > 0 { failureAsk = (policy, policy.ask(of: error)) }
+        }
         let action: Action = graph.withLock { g in
             if didExecute {
                 g.executing -= 1
@@ -336,7 +343,9 @@ open class JobManager: @unchecked Sendable {
                 return .succeeded(g.finishedCount == g.nodes.count ? nil : aggregate)
             case .failure(let error):
                 g.isLive = false
-                if let delay = job.retryPolicy.delay(after: error, retriesUsed: g.retriesUsed) {
+                if let failureAsk,
+                    let delay = failureAsk.policy.delay(answering: failureAsk.ask, retriesUsed: g.retriesUsed)
+                {
                     g.retriesUsed += 1
                     return .retry(error, delay)
                 }

@@ -76,10 +76,29 @@ public struct RetryPolicy: Sendable, Hashable {
     /// when the failure stands (not retryable, no retry left, or a wait longer than ``maxRetryAfter``
     /// asked for).
     public func delay(after error: any Error, retriesUsed: Int) -> TimeInterval? {
-        guard retriesUsed < retries, allowsRetry(of: error) else { return nil }
-        let asked = (error as? any TransientError)?.retryAfter
-        if let asked, asked > maxRetryAfter { return nil }
-        return delay(beforeRetry: retriesUsed + 1, retryAfter: asked)
+        guard retriesUsed < retries else { return nil }
+        return delay(answering: ask(of: error), retriesUsed: retriesUsed)
+    }
+
+    /// What a failure asks of a policy: whether it may be retried, and the wait it asks for.
+    struct FailureAsk: Sendable {
+        let isRetryable: Bool
+        let retryAfter: TimeInterval?
+    }
+
+    /// Reads what `error` asks (its ``TransientError/isTransient`` and ``TransientError/retryAfter``,
+    /// which are the error's own code: read where no lock is held).
+    func ask(of error: any Error) -> FailureAsk {
+        let isRetryable = allowsRetry(of: error)
+        let retryAfter = isRetryable ? (error as? any TransientError)?.retryAfter : nil
+        return FailureAsk(isRetryable: isRetryable, retryAfter: retryAfter)
+    }
+
+    /// ``delay(after:retriesUsed:)`` for a failure whose ask was read before.
+    func delay(answering ask: FailureAsk, retriesUsed: Int) -> TimeInterval? {
+        guard retriesUsed < retries, ask.isRetryable else { return nil }
+        if let asked = ask.retryAfter, asked > maxRetryAfter { return nil }
+        return delay(beforeRetry: retriesUsed + 1, retryAfter: ask.retryAfter)
     }
 }
 

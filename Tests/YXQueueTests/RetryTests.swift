@@ -201,6 +201,42 @@ final class RetryTests: XCTestCase {
         await dispatcher.waitForAllJobs()
     }
 
+    /// A failure's `isTransient` and `retryAfter` are the error's own code, run with no lock of the job
+    /// held: here it reads the job's operations (another thread does, with a bound, so that a held lock
+    /// fails the test instead of hanging it).
+    func testAnErrorMayLookAtItsJobWhileItIsClassified() async throws {
+        struct Curious: TransientError {
+            let job: Locked<ClosureJob?>
+            let readFreely: Locked<[Bool]>
+            var isTransient: Bool {
+                let job = self.job.withLock { $0 }
+                let read = DispatchSemaphore(value: 0)
+                DispatchQueue.global().async {
+                    _ = job?.manager?.operations
+                    read.signal()
+                }
+                let free = read.wait(timeout: .now() + 10) == .success
+                readFreely.withLock { $0.append(free) }
+                return true
+            }
+        }
+        let holder = Locked<ClosureJob?>(nil)
+        let readFreely = Locked<[Bool]>([])
+        let runs = Locked(0)
+        let job = ClosureJob(retryPolicy: RetryPolicy(retries: 1, initialDelay: 0, jitter: 0)) { _ in
+            if runs.withLock({ $0 += 1; return $0 }) == 1 { throw Curious(job: holder, readFreely: readFreely) }
+            return "second try"
+        }
+        holder.withLock { $0 = job }
+        let dispatcher = Dispatcher(name: "curious")
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        holder.withLock { $0 = nil }
+        XCTAssertEqual(job.state, .finished)
+        XCTAssertEqual(job.result as? String, "second try")
+        XCTAssertEqual(readFreely.withLock { $0 }, [true])
+    }
+
     func testThePolicysWaitsGrowAndHonourAskedWaits() {
         let policy = RetryPolicy(retries: 5, initialDelay: 1, maxDelay: 8, jitter: 0)
         XCTAssertEqual(policy.delay(beforeRetry: 1), 1)
