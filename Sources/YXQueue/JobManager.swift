@@ -496,7 +496,13 @@ open class JobManager: @unchecked Sendable {
         /// Adds an operation; returns a description of the problem when it cannot be added.
         mutating func insert(_ operation: QueueOperation, manager: JobManager) -> String? {
             let index = nodes.count
-            switch operation.bind(to: manager, attempt: attempt, index: index) {
+            var result = operation.bind(to: manager, attempt: attempt, index: index)
+            if case .alreadyBound = result, isReplaced(operation, manager: manager) {
+                // Built again for a retry: it belongs to the set the retry replaced, not to this one. It
+                // joins this set if it never ran.
+                result = operation.bind(to: manager, attempt: attempt, index: index, movingFromReplacedSet: true)
+            }
+            switch result {
             case .alreadyBound:
                 return nil
             case .alreadyRan:

@@ -286,13 +286,17 @@ open class QueueOperation: @unchecked Sendable {
 
     /// Hands the operation to `manager` for `attempt`, as node `index` of its graph.
     ///
+    /// - Parameter movingFromReplacedSet: the operation belongs to a set of this attempt that a retry
+    ///   replaced: it moves to the new set (if it never ran) instead of counting as added twice.
     /// - Returns: `.added` with the operation's ``progressWeight``, `.alreadyBound` when it already
     ///   belongs to that attempt (added twice), or `.alreadyRan` when it ran before (an operation runs
     ///   once).
-    func bind(to manager: JobManager, attempt: Int, index: Int) -> BindResult {
+    func bind(to manager: JobManager, attempt: Int, index: Int, movingFromReplacedSet: Bool = false) -> BindResult {
         box.withLock { s in
             let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
-            if let current = s.place, current.manager == place.manager, current.attempt == attempt {
+            if !movingFromReplacedSet, let current = s.place, current.manager == place.manager,
+                current.attempt == attempt
+            {
                 return .alreadyBound
             }
             guard s.phase == .idle else { return .alreadyRan }

@@ -237,6 +237,38 @@ final class RetryTests: XCTestCase {
         XCTAssertEqual(readFreely.withLock { $0 }, [true])
     }
 
+    /// An operation runs once: a retry whose build returns an operation of the set it replaces, one that
+    /// already ran, fails as an invalid graph. (It was taken for an operation added twice and skipped:
+    /// the retry finished with the other operations only.)
+    func testARetryThatBuildsAnOperationThatRanAgainIsAnInvalidGraph() async throws {
+        final class ReusingJob: Job, @unchecked Sendable {
+            let sets = Locked(0)
+            let first = AnyTaskOperation(queue: "reuse") { _ in "first" }
+            override class var managerClass: JobManager.Type { ReusingManager.self }
+        }
+        final class ReusingManager: JobManager, @unchecked Sendable {
+            override func makeOperations() -> [QueueOperation] {
+                guard let job = job as? ReusingJob else { return [] }
+                if job.sets.withLock({ $0 += 1; return $0 }) == 1 {
+                    let failing = AnyTaskOperation(queue: "reuse") { _ in throw TestFailure(code: 5) }
+                    failing.addPrerequisite(job.first)
+                    return [job.first, failing]
+                }
+                return [job.first, AnyTaskOperation(queue: "reuse") { _ in "new" }]
+            }
+        }
+        let job = ReusingJob(retryPolicy: RetryPolicy(retries: 1, initialDelay: 0, jitter: 0, scope: .allErrors))
+        let dispatcher = Dispatcher(name: "reuse")
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(job.sets.withLock { $0 }, 2)
+        XCTAssertEqual(job.state, .failed)
+        guard case .invalidOperationGraph(let reason) = job.error as? JobError else {
+            return XCTFail("\(String(describing: job.error))")
+        }
+        XCTAssertTrue(reason.contains("already ran"), reason)
+    }
+
     func testThePolicysWaitsGrowAndHonourAskedWaits() {
         let policy = RetryPolicy(retries: 5, initialDelay: 1, maxDelay: 8, jitter: 0)
         XCTAssertEqual(policy.delay(beforeRetry: 1), 1)
