@@ -1,4 +1,5 @@
 import Foundation
+import YXTerminal
 
 /// One JSON object on one line, keys in the order given (SPEC §4's `--json` events).
 ///
@@ -23,7 +24,7 @@ struct JSONLine {
             switch value {
             case .string(let string): text += Self.quoted(string)
             case .int(let number): text += String(number)
-            case .seconds(let seconds): text += String(format: "%.3f", seconds.isFinite ? seconds : 0)
+            case .seconds(let seconds): text += ByteFormatting.decimal(seconds.isFinite ? seconds : 0, places: 3)
             case .null: text += "null"
             }
         }
@@ -41,7 +42,8 @@ struct JSONLine {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += String(format: "\\u%04x", scalar.value)
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
             }
         }

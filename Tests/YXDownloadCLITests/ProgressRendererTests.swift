@@ -233,5 +233,32 @@ final class CommandPartsTests: XCTestCase {
         XCTAssertEqual(ByteFormatting.duration(65), "1:05")
         XCTAssertEqual(ByteFormatting.duration(3725), "1:02:05")
         XCTAssertEqual(ByteFormatting.duration(nil), "--:--")
+        XCTAssertEqual(ByteFormatting.duration(3600 * 2 + 7), "2:00:07")
+        XCTAssertEqual(ByteFormatting.elapsed(0.4219), "0.42 s")
+        XCTAssertEqual(ByteFormatting.elapsed(12.34), "12.3 s")
+        XCTAssertEqual(ByteFormatting.elapsed(125), "2 min 05 s")
+        XCTAssertEqual(ByteFormatting.rate(1.5 * 1024 * 1024), "1.5 MiB/s")
+        XCTAssertEqual(JSONLine(["c": .string("\u{1F}\u{7F}")]).text, #"{"c":"\u001f\u007f"}"#)
+    }
+
+    /// The decimals printed without `String(format:)` are the ones it prints, away from ties (where a
+    /// value one rounding error from the half may round either way), for every size of number shown.
+    func testDecimalsAreWhatPrintfPrints() {
+        var generator = SystemRandomNumberGenerator()
+        var compared = 0
+        for round in 0..<20_000 {
+            let places = round % 4
+            let magnitude = [1.0, 10, 1000, 1e6, 1e12][Int.random(in: 0..<5, using: &generator)]
+            let value = Double.random(in: -magnitude...magnitude, using: &generator)
+            let scaled = value.magnitude * [1.0, 10, 100, 1000][places]
+            if abs(scaled - scaled.rounded(.down) - 0.5) < 1e-6 { continue }
+            compared += 1
+            XCTAssertEqual(ByteFormatting.decimal(value, places: places), String(format: "%.\(places)f", value), "\(value)")
+        }
+        XCTAssertGreaterThan(compared, 19_000)
+        for (value, places, text) in [(0.0, 2, "0.00"), (1.5, 1, "1.5"), (0.25, 1, "0.2"), (0.35, 0, "0"), (9.995, 3, "9.995"),
+                                      (1023.96, 1, "1024.0"), (-2.5, 0, "-2"), (1e300, 1, String(format: "%.1f", 1e300))] {
+            XCTAssertEqual(ByteFormatting.decimal(value, places: places), text, "\(value)")
+        }
     }
 }
