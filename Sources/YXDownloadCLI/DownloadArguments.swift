@@ -8,16 +8,16 @@ import YXQueue
 struct DownloadArguments: ParsableArguments {
     @OptionGroup var source: SourceOptions
 
-    @Option(name: [.short, .customLong("jobs")], help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
+    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
     var jobs = 5
 
     @Option(
-        name: [.short, .customLong("dir")], help: ArgumentHelp("Output directory, created if missing.", valueName: "DIR"),
+        name: [.customShort("d", allowingJoined: true), .customLong("dir")], help: ArgumentHelp("Output directory, created if missing.", valueName: "DIR"),
         completion: .directory)
     var dir = "."
 
     @Option(
-        name: [.customShort("x"), .customLong("connections")],
+        name: [.customShort("x", allowingJoined: true), .customLong("connections")],
         help: ArgumentHelp("Connections per file, where the server accepts ranges (1-16).", valueName: "N"))
     var connections = 1
 

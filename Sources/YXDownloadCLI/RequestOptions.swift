@@ -21,12 +21,12 @@ struct RequestOptions: ParsableArguments {
     var connectTimeout: Double = 15
 
     @Option(
-        name: [.customShort("H"), .customLong("header")],
+        name: [.customShort("H", allowingJoined: true), .customLong("header")],
         help: ArgumentHelp("Extra request header \"Name: value\"; repeatable.", valueName: "HEADER"))
     var headers: [String] = []
 
     @Option(
-        name: [.customShort("U"), .customLong("user-agent")],
+        name: [.customShort("U", allowingJoined: true), .customLong("user-agent")],
         help: ArgumentHelp("User-Agent header (default: yxdownload/\(YXDownloadVersion.string)).", valueName: "TEXT"))
     var userAgent: String?
 

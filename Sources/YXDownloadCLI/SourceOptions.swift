@@ -10,7 +10,7 @@ struct SourceOptions: ParsableArguments {
     var inputs: [String] = []
 
     @Option(
-        name: [.customShort("i"), .customLong("input-file")],
+        name: [.customShort("i", allowingJoined: true), .customLong("input-file")],
         help: ArgumentHelp("A list of URLs, one per line ('-': standard input).", valueName: "LIST"),
         completion: .file())
     var inputFile: String?
