@@ -41,7 +41,7 @@ public final class TransferEngine: Sendable {
     /// Two lanes where there are at least two cores, else one: a second lane doubles the copying
     /// bandwidth of large downloads; more lanes did not help on two cores, and each one splits the
     /// connection cache.
-    public static var defaultLaneCount: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
+    public static var defaultLaneCount: Int { min(2, max(1, ActiveProcessors.count)) }
 
     /// How long a lane keeps its thread (and its idle connections) without work, unless told otherwise:
     /// 10 seconds.

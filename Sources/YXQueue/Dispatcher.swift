@@ -29,8 +29,8 @@ public final class Dispatcher: Sendable {
     public static let shared = Dispatcher(name: "YXQueue.shared")
 
     /// The limit of a queue the dispatcher was not told about, unless the dispatcher was made with
-    /// another one: the number of active processors, at least 2.
-    public static var defaultQueueLimit: Int { max(2, ProcessInfo.processInfo.activeProcessorCount) }
+    /// another one: the number of active processors (read once a process), at least 2.
+    public static var defaultQueueLimit: Int { max(2, ActiveProcessors.count) }
 
     /// A name for logs, metrics and diagnostics.
     public let name: String
