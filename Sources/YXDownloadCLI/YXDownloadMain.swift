@@ -63,7 +63,9 @@ public enum YXDownloadMain {
     /// The root's parse of the same download costs about 2 million instructions more (its subcommands'
     /// arguments are reflected too): half a millisecond at the start of every run. Its result is the
     /// same, since downloading is the root's default subcommand and takes every argument that names no
-    /// other subcommand.
+    /// other subcommand, with one exception where this parse is the one meant: a lone `-iLIST` whose
+    /// name holds an `h` (`-i/home/me/urls`). The root reads a lone pack of short options for its
+    /// built-in flags before it picks the default subcommand, and would find `-h` in it and print help.
     static func downloadParsedAlone(_ arguments: [String]) -> DownloadCommand? {
         let otherCommands = YXDownloadCommand.configuration.subcommands.map { $0.configuration.commandName }
         guard !arguments.contains(where: { $0 == "help" || otherCommands.contains($0) }) else { return nil }

@@ -40,6 +40,9 @@ final class DownloadParseTests: XCTestCase {
         let worker = try XCTUnwrap(YXDownloadCommand.parseAsRoot(["worker", "--queue", "q.db", "-j3", "-x2", "-dw"]) as? WorkerCommand)
         XCTAssertEqual([worker.jobs, worker.connections], [3, 2])
         XCTAssertEqual(worker.dir, "w")
+        // A lone joined list name with an `h` in it is a list here; the root's parse alone would take
+        // the `h` for `-h` and print its help.
+        XCTAssertEqual(YXDownloadMain.downloadParsedAlone(["-i/home/me/urls"])?.arguments.source.inputFile, "/home/me/urls")
     }
 
     func testCommandLinesThatAreNotADownloadToRunAreLeftToTheRoot() {
