@@ -32,21 +32,30 @@ struct JSONLine {
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped; the rest as UTF-8.
+    ///
+    /// Byte by byte: every byte that needs escaping is ASCII, and a multi-byte UTF-8 sequence holds none.
+    /// (Appending scalar by scalar to a `String` cost about 300 instructions a character: a third of a
+    /// JSON line's cost per file.)
     static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+        let utf8 = string.utf8
+        guard utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else {
+            return "\"" + string + "\""
+        }
+        let hex = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = [0x22]
+        bytes.reserveCapacity(utf8.count + 16)
+        for byte in utf8 {
+            switch byte {
+            case 0x22, 0x5C: bytes += [0x5C, byte]
+            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+            case _ where byte < 0x20 || byte == 0x7F:
+                bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            default: bytes.append(byte)
             }
         }
-        return result + "\""
+        bytes.append(0x22)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -225,6 +225,19 @@ final class CommandPartsTests: XCTestCase {
         XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.text.utf8)))
     }
 
+    /// Any string, quoted, reads back as itself: control characters, quotes, backslashes, DEL, accents
+    /// and emoji, in random mixes.
+    func testJSONStringsReadBackAsThemselves() throws {
+        let pieces = ["a", "Z", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "日本", "🦊", " ", "/", "%20"]
+        for _ in 0..<2_000 {
+            let string = (0..<Int.random(in: 0...12)).map { _ in pieces.randomElement()! }.joined()
+            let quoted = JSONLine.quoted(string)
+            let read = try JSONSerialization.jsonObject(with: Data("[\(quoted)]".utf8)) as? [String]
+            XCTAssertEqual(read, [string], quoted)
+            XCTAssertFalse(quoted.dropFirst().dropLast().unicodeScalars.contains { $0.value < 0x20 }, quoted)
+        }
+    }
+
     func testFormatting() {
         XCTAssertEqual(ByteFormatting.bytes(0), "0 B")
         XCTAssertEqual(ByteFormatting.bytes(1023), "1023 B")
