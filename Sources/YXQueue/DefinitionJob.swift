@@ -11,25 +11,30 @@ final class DefinitionJob<Definition: JobDefinition>: Job, @unchecked Sendable {
             deadline: definition.deadline)
     }
 
-    override class var managerClass: JobManager.Type { DefinitionManager<Definition>.self }
+    override class var managerClass: JobManager.Type { DefinitionManager.self }
 
     override var name: String { Definition.name }
+
+    override func definitionWork() -> DefinitionWork? {
+        DefinitionWork(final: definition.work.final, definition: Definition.self)
+    }
+}
+
+/// What an attempt of a ``JobDefinition`` runs: the step its result comes from (which names the steps it
+/// waits for), and the definition's type, for the name its steps' contexts give.
+struct DefinitionWork {
+    let final: AnyJobStep
+    let definition: any JobDefinition.Type
 }
 
 /// Builds a definition's graph: one ``StepOperation`` per ``JobStep``, wired as the steps wait for each
 /// other. The job's result is the final step's output.
-final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked Sendable {
+///
+/// Not generic: the work comes from the job (``Job/definitionWork()``). A generic manager's class was
+/// looked up in the runtime's cache of generic types for every job (about 330 instructions).
+final class DefinitionManager: JobManager, @unchecked Sendable {
     // The outputs of a graph's steps live in its operations' `StepBuild`, not here: a definition of one
     // step (most of them) has none, and this manager then keeps no state of its own (no lock to make).
-    private let definition: Definition
-
-    /// - Parameter job: A `DefinitionJob<Definition>`: only that job names this manager (its
-    ///   ``Job/managerClass``), and the class is not visible outside YXQueue. (So no dynamic cast: it
-    ///   looked up the job's generic type for every job.)
-    required init(job: Job) {
-        definition = unsafeDowncast(job, to: DefinitionJob<Definition>.self).definition
-        super.init(job: job)
-    }
 
     override func makeOperations() -> [QueueOperation] {
         switch makeAttemptOperations() {
@@ -39,18 +44,20 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
     }
 
     override func makeAttemptOperations() -> AttemptOperations {
-        let work = definition.work
+        // Only a `DefinitionJob` names this manager (its ``Job/managerClass``), and it always has work;
+        // an operation without a step would fail the job as an invalid operation.
+        guard let work = job.definitionWork() else { return .one(StepOperation(queue: job.queue)) }
         // Most definitions are one body (`.run(on:)`): one operation, whose result is the job's. No
         // outputs to keep for a retry (the step's success is the job's end) and none to read (it waits
         // for nothing), so none of the graph's bookkeeping.
         if work.final.prerequisites.isEmpty {
-            return .one(StepOperation(step: work.final, index: 0, build: nil, jobName: Definition.name))
+            return .one(StepOperation(step: work.final, index: 0, build: nil, definition: work.definition))
         }
         return .many(makeGraphOperations(work))
     }
 
     /// The operations of a definition of several steps, each waiting for its prerequisites.
-    private func makeGraphOperations(_ work: JobWork<Definition.Output>) -> [QueueOperation] {
+    private func makeGraphOperations(_ work: DefinitionWork) -> [QueueOperation] {
         let steps = Self.stepsInOrder(endingWith: work.final)
         let attempt = job.attempt
         // A retry within the attempt keeps the outputs of the steps that succeeded: they are in the build
@@ -58,9 +65,8 @@ final class DefinitionManager<Definition: JobDefinition>: JobManager, @unchecked
         let previous = (firstOperation as? StepOperation)?.build?.outputs
         let outputs = previous.flatMap { $0.attempt == attempt ? $0 : nil } ?? StepOutputs(attempt: attempt)
         let build = StepBuild(steps: steps, outputs: outputs)
-        let jobName = Definition.name
         let operations = steps.enumerated().map { index, step in
-            StepOperation(step: step, index: index, build: build, jobName: jobName)
+            StepOperation(step: step, index: index, build: build, definition: work.definition)
         }
         for (index, step) in steps.enumerated() {
             for prerequisite in step.prerequisites {

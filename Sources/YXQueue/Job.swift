@@ -88,6 +88,9 @@ open class Job: @unchecked Sendable {
     /// ``Job/operationClass``).
     open class var managerClass: JobManager.Type { JobManager.self }
 
+    /// What an attempt of a ``JobDefinition`` runs (``DefinitionJob`` says); nil for other jobs.
+    func definitionWork() -> DefinitionWork? { nil }
+
     /// The ``QueueOperation`` class the default manager instantiates.
     open class var operationClass: QueueOperation.Type { QueueOperation.self }
 

@@ -19,7 +19,7 @@ public struct JobContext: Sendable {
     let build: StepBuild?
 
     /// The job's name (``JobDefinition/name``).
-    public let jobName: String
+    public var jobName: String { operation.definition?.name ?? "" }
     /// The attempt this step belongs to (1 for the first, 2 after a restart, …).
     public let attempt: Int
     /// The dispatcher's logger, with the job in its metadata (made when asked for: most steps never log,

@@ -65,15 +65,16 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
     private let index: Int
     /// The graph's bookkeeping; nil for a definition of one step, which has no outputs to keep or read.
     let build: StepBuild?
-    private let jobName: String
+    /// The definition whose step this is, for its name (``JobContext/jobName``), read only when asked for.
+    let definition: (any JobDefinition.Type)?
     /// The task of an `async` body (nil for a synchronous one).
     private let task: Locked<Task<Void, Never>?>?
 
-    init(step: AnyJobStep, index: Int, build: StepBuild?, jobName: String) {
+    init(step: AnyJobStep, index: Int, build: StepBuild?, definition: any JobDefinition.Type) {
         self.step = step
         self.index = index
         self.build = build
-        self.jobName = jobName
+        self.definition = definition
         if case .async = step.body { task = Locked(nil) } else { task = nil }
         super.init(
             queue: step.queue,
@@ -88,7 +89,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
         self.step = nil
         self.index = 0
         self.build = nil
-        self.jobName = ""
+        self.definition = nil
         self.task = nil
         super.init(queue: queue, resourceIdentifier: resourceIdentifier)
     }
@@ -106,7 +107,7 @@ final class StepOperation: QueueOperation, @unchecked Sendable {
             return completion(.failure(JobError.invalidOperation("a step operation made without a step")))
         }
         if let known = build?.outputs.value(at: index) { return completion(.success(known)) }
-        let context = JobContext(operation: self, build: build, jobName: jobName, attempt: boundAttempt ?? 0)
+        let context = JobContext(operation: self, build: build, attempt: boundAttempt ?? 0)
         let index = index
         let build = build
         switch step.body {
