@@ -500,8 +500,7 @@ open class Job: @unchecked Sendable {
                     if s.delegates.contains(where: { $0.value == nil }) { s.delegates.removeAll { $0.value == nil } }
                     // An event before an attempt's end-of-mail belongs to that attempt's dispatcher, even
                     // when the job began its next attempt on another one meanwhile.
-                    let dispatcher = s.mailbox.isEmpty ? s.dispatcher : s.dispatcherOfEarliestMail
-                    return (mail, s.delegates, s.observers, dispatcher)
+                    return (mail, s.delegates, s.observers, s.dispatcherOfEarliestMail)
                 }
             }
             switch consume next {
