@@ -22,6 +22,9 @@ final class DispatcherInstruments: Sendable {
     private let metrics = Locked<[String: JobMetrics]>([:])
     /// Whether metrics go anywhere (not swift-metrics' no-op factory).
     private let measures: Bool
+    /// Whether logs go anywhere (not swift-log's no-op handler, the dispatcher's default): a logger asks
+    /// its handler for its level at each call, through an existential, three times per job.
+    private let logs: Bool
 
     init(dispatcher: String, logger: Logger, metricsFactory: (any MetricsFactory)?) {
         self.dispatcher = dispatcher
@@ -29,6 +32,7 @@ final class DispatcherInstruments: Sendable {
         let factory = metricsFactory ?? MetricsSystem.factory
         self.factory = factory
         self.measures = !(factory is NOOPMetricsHandler)
+        self.logs = !(logger.handler is SwiftLogNoOpLogHandler)
     }
 
     /// Now, in uptime nanoseconds, for a job's queued and running timers; 0 when metrics go nowhere, so
@@ -72,7 +76,7 @@ final class DispatcherInstruments: Sendable {
     /// Counts the start; returns the job's metrics, which the job keeps for the rest of the attempt (nil
     /// when metrics go nowhere).
     func jobStarted(_ job: Job, attempt: Int) -> JobMetrics? {
-        logger.debug("job started", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"])
+        if logs { logger.debug("job started", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"]) }
         guard measures else { return nil }
         let table = metrics(for: job.name)
         table.started.increment()
@@ -81,11 +85,12 @@ final class DispatcherInstruments: Sendable {
 
     func jobBeganExecuting(_ job: Job, attempt: Int, queuedNanoseconds: UInt64, metrics known: JobMetrics?) {
         if measures { (known ?? metrics(for: job.name)).queued.recordNanoseconds(Int64(clamping: queuedNanoseconds)) }
-        logger.trace("job executing", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"])
+        if logs { logger.trace("job executing", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"]) }
     }
 
     func jobWillRetry(_ job: Job, attempt: Int, after delay: Duration, error: any Error, metrics known: JobMetrics?) {
         if measures { (known ?? metrics(for: job.name)).retries.increment() }
+        guard logs else { return }
         logger.info(
             "job will retry",
             metadata: [
@@ -102,9 +107,11 @@ final class DispatcherInstruments: Sendable {
         switch state {
         case .finished:
             table?.finished.increment()
+            guard logs else { return }
             logger.debug("job finished", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"])
         case .failed:
             table?.failed.increment()
+            guard logs else { return }
             logger.warning(
                 "job failed",
                 metadata: [
@@ -112,6 +119,7 @@ final class DispatcherInstruments: Sendable {
                 ])
         default:
             table?.canceled.increment()
+            guard logs else { return }
             logger.debug("job \(state)", metadata: ["job": "\(job.name)#\(job.tag)", "attempt": "\(attempt)"])
         }
     }

@@ -338,7 +338,8 @@ open class JobManager: @unchecked Sendable {
             case .success:
                 let aggregate = g.setProgress(1, of: index)
                 g.finishedCount += 1
-                g.nodes[index].finishSequence = g.finishedCount
+                let sequence = g.finishedCount
+                g.nodes.update(at: index) { $0.finishSequence = sequence }
                 // The last one: the job's end reports 1 (unless the graph grows, and then later).
                 return .succeeded(g.finishedCount == g.nodes.count ? nil : aggregate)
             case .failure(let error):
@@ -519,7 +520,7 @@ open class JobManager: @unchecked Sendable {
         /// Nothing pending is submitted any more (the attempt, or this set of operations, is over).
         mutating func clearPending() {
             guard pendingCount > 0 else { return }
-            for index in nodes.indices { nodes[index].isPending = false }
+            for index in nodes.indices { nodes.update(at: index) { $0.isPending = false } }
             pendingCount = 0
         }
 
@@ -561,7 +562,7 @@ open class JobManager: @unchecked Sendable {
                 }
                 return .nothing
             }
-            nodes[firstReady].isPending = false
+            nodes.update(at: firstReady) { $0.isPending = false }
             pendingCount -= 1
             inFlight += 1
             let first = nodes[firstReady].operation
@@ -569,7 +570,7 @@ open class JobManager: @unchecked Sendable {
             var ready = [first]
             ready.reserveCapacity(1 + moreReady.count)
             for index in moreReady {
-                nodes[index].isPending = false
+                nodes.update(at: index) { $0.isPending = false }
                 ready.append(nodes[index].operation)
             }
             pendingCount -= moreReady.count
@@ -585,14 +586,14 @@ open class JobManager: @unchecked Sendable {
         mutating func setWeight(_ weight: Double, of index: Int) -> Double {
             totalWeight += weight - nodes[index].weight
             weightedProgress += (weight - nodes[index].weight) * nodes[index].progress
-            nodes[index].weight = weight
+            nodes.update(at: index) { $0.weight = weight }
             return totalWeight > 0 ? weightedProgress / totalWeight : 0
         }
 
         mutating func setProgress(_ fraction: Double, of index: Int) -> Double {
             let clamped = min(1, max(0, fraction))
             weightedProgress += nodes[index].weight * (clamped - nodes[index].progress)
-            nodes[index].progress = clamped
+            nodes.update(at: index) { $0.progress = clamped }
             return totalWeight > 0 ? weightedProgress / totalWeight : 0
         }
     }
