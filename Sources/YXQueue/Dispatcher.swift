@@ -156,15 +156,24 @@ public final class Dispatcher: Sendable {
     public var isPaused: Bool { state.withLock { $0.isPaused } }
 
     /// The jobs that are under way, in no particular order.
-    public var activeJobs: [Job] { state.withLock { s in s.active.values.map(\.job) } }
+    public var activeJobs: [Job] {
+        state.withLock { s in
+            // A job restarted while its previous attempt's end was being delivered may briefly hold two
+            // places: it is listed once.
+            var seen = Set<ObjectIdentifier>()
+            return s.registry.compactMap { entry in
+                guard let job = entry?.job, seen.insert(ObjectIdentifier(job)).inserted else { return nil }
+                return job
+            }
+        }
+    }
 
     /// How many jobs are under way.
-    public var activeJobCount: Int { state.withLock { $0.active.count } }
+    public var activeJobCount: Int { state.withLock { $0.activeCount } }
 
     /// The manager of a job that is active on this dispatcher (the original's "find the JobManager").
     public func manager(for job: Job) -> JobManager? {
-        let isActiveHere = state.withLock { $0.active[ObjectIdentifier(job)] != nil }
-        return isActiveHere ? job.manager : nil
+        job.isRegistered(on: self) ? job.manager : nil
     }
 
     /// Blocks until no job is active and every terminal callback was delivered.
@@ -362,30 +371,50 @@ public final class Dispatcher: Sendable {
 
     // MARK: - Bookkeeping (called by Job)
 
-    /// Called with the job's lock held: never calls back into the job.
-    func register(_ job: Job) {
+    /// Registers an attempt of `job`, and returns its place in the registry, which the job gives back
+    /// to ``unregister(_:)`` when the attempt is over. Called with the job's lock held: never calls back
+    /// into the job.
+    ///
+    /// - Parameter place: The job's place here, when an earlier attempt of it is still registered (its
+    ///   unregistration waits behind its terminal callbacks): the job then counts once, with two
+    ///   registrations.
+    func register(_ job: Job, at place: Int?) -> Int {
         activity.enter()
-        state.withLock { s in
-            // More than one when the previous attempt's unregister is still queued behind its terminal
-            // callback. (One lookup: the default subscript modifies in place.)
-            s.active[ObjectIdentifier(job), default: Entry(job: job, count: 0)].count += 1
+        return state.withLock { s in
+            if let place {
+                s.registry[place]?.count += 1
+                return place
+            }
+            s.activeCount += 1
+            let entry = Entry(job: job, count: 1)
+            if let free = s.freePlaces.popLast() {
+                s.registry[free] = entry
+                return free
+            }
+            s.registry.append(entry)
+            return s.registry.count - 1
         }
     }
 
-    func unregister(_ job: Job) {
+    /// Ends a registration that ``register(_:at:)`` made.
+    func unregister(_ place: Int) {
         let resumed = state.withLock { s -> [Waiter] in
-            guard let index = s.active.index(forKey: ObjectIdentifier(job)) else { return [] }
-            if s.active.values[index].count == 1 {
-                s.active.remove(at: index)
-            } else {
-                s.active.values[index].count -= 1
+            guard place < s.registry.count, let count = s.registry[place]?.count else { return [] }
+            if count > 1 {
+                s.registry[place]?.count = count - 1
+                return []
             }
+            s.registry[place] = nil
+            s.freePlaces.append(place)
+            s.activeCount -= 1
             return s.takeWaitersThatFit()
         }
         for waiter in resumed { waiter.continuation.resume() }
         activity.leave()
     }
 
+    /// A job under way, and how many of its attempts are registered (two while the previous attempt's
+    /// end is still being delivered).
     private struct Entry {
         let job: Job
         var count: Int
@@ -409,7 +438,13 @@ public final class Dispatcher: Sendable {
             for queue in firstQueues where queue.name == name { return queue }
             return firstQueues.count < State.firstQueuesLimit ? nil : queues[name]
         }
-        var active: [ObjectIdentifier: Entry] = [:]
+        /// The jobs under way, each at the place its registration returned; freed places are reused.
+        /// (A table, not a dictionary keyed by the job: each job gives its place back, so nothing is
+        /// hashed, twice per job.)
+        var registry: [Entry?] = []
+        var freePlaces: [Int] = []
+        /// The occupied places of `registry`.
+        var activeCount = 0
         var isPaused = false
         var observers: [(id: UInt64, kinds: JobEvent.Kinds, handler: @Sendable (Job, JobEvent) -> Void)] = []
         var observedKinds: JobEvent.Kinds { observers.reduce(into: []) { $0.formUnion($1.kinds) } }
@@ -430,13 +465,13 @@ public final class Dispatcher: Sendable {
 
         var hasRoom: Bool {
             guard let maxPendingJobs else { return true }
-            return active.count + reserved < maxPendingJobs
+            return activeCount + reserved < maxPendingJobs
         }
 
         /// The waiters that may go now, in order, each with a reserved place.
         mutating func takeWaitersThatFit() -> [Waiter] {
             guard !waiters.isEmpty else { return [] }
-            let room = maxPendingJobs.map { max(0, $0 - active.count - reserved) } ?? waiters.count
+            let room = maxPendingJobs.map { max(0, $0 - activeCount - reserved) } ?? waiters.count
             let count = min(room, waiters.count)
             let taken = Array(waiters.prefix(count))
             waiters.removeFirst(count)

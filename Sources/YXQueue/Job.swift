@@ -193,7 +193,7 @@ open class Job: @unchecked Sendable {
             s.lastProgressDelivery = 0
             s.progressFlushScheduled = false
             s.phaseStartedAt = dispatcher.instruments.timerClock
-            dispatcher.register(self)
+            s.place = dispatcher.register(self, at: s.pendingPlace(on: dispatcher))
             return .began(attempt: s.attempt, manager: manager)
         }
     }
@@ -286,6 +286,11 @@ open class Job: @unchecked Sendable {
             self, attempt: attempt, queuedNanoseconds: first.queuedFor, metrics: first.metrics)
         if first.wake { scheduleDrain() }
         return true
+    }
+
+    /// Whether an attempt of the job is registered on `dispatcher` (see ``Dispatcher/manager(for:)``).
+    func isRegistered(on dispatcher: Dispatcher) -> Bool {
+        core.withLock { $0.isRegistered(on: dispatcher) }
     }
 
     /// Whether operations of `attempt` may still run.
@@ -384,6 +389,7 @@ open class Job: @unchecked Sendable {
             let attempt: Int
             let dispatcher: Dispatcher?
             let unregisterNow: Bool
+            let place: Int
             let wake: Bool
             let ranFor: UInt64?
             let metrics: DispatcherInstruments.JobMetrics?
@@ -412,20 +418,20 @@ open class Job: @unchecked Sendable {
             if let dispatcher = s.dispatcher {
                 if s.drainScheduled {
                     // After the terminal callbacks, so that waiting for the dispatcher includes them.
-                    s.mailbox.append(.unregister(dispatcher))
+                    s.mailbox.append(.unregister(dispatcher, place: s.place))
                 } else {
                     unregisterNow = true
                 }
             }
             return Ended(
                 manager: s.manager, attempt: attempt, dispatcher: s.dispatcher, unregisterNow: unregisterNow,
-                wake: wake, ranFor: ranFor, metrics: s.metrics)
+                place: s.place, wake: wake, ranFor: ranFor, metrics: s.metrics)
         }
         guard let ended else { return false }
         ended.dispatcher?.instruments.jobEnded(
             self, attempt: ended.attempt, as: terminal, error: error, ranNanoseconds: ended.ranFor, metrics: ended.metrics)
         if ended.wake { scheduleDrain() }
-        if ended.unregisterNow { ended.dispatcher?.unregister(self) }
+        if ended.unregisterNow { ended.dispatcher?.unregister(ended.place) }
         if !graphSettled { ended.manager?.attemptDidEnd(ended.attempt) }
         return true
     }
@@ -436,7 +442,7 @@ open class Job: @unchecked Sendable {
     /// dispatcher the attempt is over.
     enum Mail {
         case event(JobEvent, attempt: Int)
-        case unregister(Dispatcher)
+        case unregister(Dispatcher, place: Int)
         /// The job was dropped before `attempt` began: its observers (and only they) hear `.canceled`.
         case neverBegins(attempt: Int)
     }
@@ -506,8 +512,8 @@ open class Job: @unchecked Sendable {
             switch consume next {
             case nil:
                 return
-            case (.unregister(let dispatcher), _, _, _)?:
-                dispatcher.unregister(self)
+            case (.unregister(let dispatcher, let place), _, _, _)?:
+                dispatcher.unregister(place)
             case (.event(let event, let attempt), let delegates, let observers, let dispatcher)?:
                 deliver(event, to: delegates, observers, attempt: attempt)
                 dispatcher?.deliverToObservers(self, event)
@@ -581,6 +587,8 @@ open class Job: @unchecked Sendable {
         var phaseStartedAt: UInt64 = 0
         /// The counters and timers of this job's name on its dispatcher (looked up once per attempt).
         var metrics: DispatcherInstruments.JobMetrics?
+        /// The current (or last) attempt's place in its dispatcher's registry.
+        var place = 0
         var delegates: [WeakDelegate] = []
         var observers: [ObserverEntry] = []
         /// The events that `observers` want, together.
@@ -598,9 +606,24 @@ open class Job: @unchecked Sendable {
         /// attempt still queued (`.unregister`), or else the job's.
         var dispatcherOfEarliestMail: Dispatcher? {
             for mail in mailbox {
-                if case .unregister(let dispatcher) = mail { return dispatcher }
+                if case .unregister(let dispatcher, _) = mail { return dispatcher }
             }
             return dispatcher
+        }
+
+        /// The place in `dispatcher`'s registry of an earlier attempt whose end is still queued
+        /// (`.unregister`), if any.
+        func pendingPlace(on dispatcher: Dispatcher) -> Int? {
+            for mail in mailbox {
+                if case .unregister(let other, let place) = mail, other === dispatcher { return place }
+            }
+            return nil
+        }
+
+        /// Whether an attempt is registered on `dispatcher`: the current one, or one whose end is still
+        /// queued.
+        func isRegistered(on dispatcher: Dispatcher) -> Bool {
+            (isActive && self.dispatcher === dispatcher) || pendingPlace(on: dispatcher) != nil
         }
 
         /// The attempt that is under way, or the one that will begin next.

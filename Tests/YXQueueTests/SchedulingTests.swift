@@ -324,6 +324,52 @@ final class SchedulingTests: XCTestCase {
         XCTAssertEqual(held.state, .canceled)
     }
 
+    func testAJobRestartedWhileItsEndIsStillQueuedCountsOnceOnEachDispatcher() async throws {
+        let first = Dispatcher(name: "registry.first")
+        let second = Dispatcher(name: "registry.second")
+        let callbacks = DispatchQueue(label: "test.registry")
+        let runs = Locked(0)
+        let job = ClosureJob(callbackQueue: callbacks) { _ in
+            if runs.withLock({ $0 += 1; return $0 }) < 3 { throw TestFailure(code: 5) }
+            return nil
+        }
+        // An observer, so that each end is mail for the held callback queue: the dispatcher keeps counting
+        // the attempt until its terminal callback was delivered.
+        let token = job.observe(.terminal) { _, _ in }
+        callbacks.suspend()
+        first.add(job)
+        await eventually { job.state == .failed }
+        XCTAssertTrue(first.add(job), "a second attempt on the same dispatcher, the first one's end still queued")
+        await eventually { job.state == .failed && job.attempt == 2 }
+        XCTAssertEqual(first.activeJobCount, 1)
+        XCTAssertEqual(first.activeJobs.count, 1)
+        XCTAssertNotNil(first.manager(for: job))
+        XCTAssertTrue(second.add(job), "a third attempt, on another dispatcher")
+        await eventually { job.state == .finished }
+        XCTAssertEqual(first.activeJobCount, 1, "the first dispatcher counts the job until its ends are delivered")
+        XCTAssertNotNil(first.manager(for: job))
+        XCTAssertEqual(second.activeJobCount, 1)
+        XCTAssertNotNil(second.manager(for: job))
+        callbacks.resume()
+        await first.waitForAllJobs()
+        await second.waitForAllJobs()
+        XCTAssertEqual(first.activeJobCount, 0)
+        XCTAssertEqual(second.activeJobCount, 0)
+        XCTAssertTrue(first.activeJobs.isEmpty)
+        XCTAssertNil(first.manager(for: job))
+        XCTAssertNil(second.manager(for: job))
+        // The places the job held are taken again by the next jobs.
+        let next = (0..<3).map { _ in ClosureJob(callbackQueue: callbacks) { _ in nil } }
+        first.pauseAll()
+        for job in next { first.add(job) }
+        XCTAssertEqual(first.activeJobCount, 3)
+        XCTAssertEqual(Set(first.activeJobs.map(ObjectIdentifier.init)), Set(next.map(ObjectIdentifier.init)))
+        first.resumeAll()
+        await first.waitForAllJobs()
+        XCTAssertEqual(first.activeJobCount, 0)
+        withExtendedLifetime(token) {}
+    }
+
     func testSharedDispatcherAndBlockingWait() throws {
         let job = ClosureJob { _ in "shared" }
         XCTAssertTrue(job.start())
