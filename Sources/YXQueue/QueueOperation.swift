@@ -248,26 +248,34 @@ open class QueueOperation: @unchecked Sendable {
     }
 
     private func record(_ outcome: Outcome) {
+        // One lock: the outcome is recorded, the operation counts as finished, and it lets go of its job,
+        // manager and queue slot, which are moved out (no copies to retain and release) and told after.
         // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
         // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
-        let completed: (owner: Owner?, canceled: Bool)? = box.withLock { s in
+        let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool)? = box.withLock { s in
             guard s.phase == .executing, s.outcome == nil else { return nil }
             s.outcome = s.isCancelled ? .canceled : outcome
-            return (s.owner, s.isCancelled)
+            s.phase = .finished
+            return (s.owner.take(), s.workQueue.take(), s.isCancelled)
         }
         guard let completed else { return }
-        if completed.canceled {
-            finish(.canceled, notify: completed.owner, didExecute: true, outcomeRecorded: true)
-        } else {
-            finish(outcome, notify: completed.owner, didExecute: true, outcomeRecorded: true)
+        if let owner = completed.owner {
+            let manager = owner.manager
+            if completed.canceled {
+                manager.operationDidComplete(
+                    self, attempt: owner.attempt, index: owner.index, outcome: .canceled, didExecute: true)
+            } else {
+                manager.operationDidComplete(
+                    self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: true)
+            }
         }
+        completed.queue?.slotFreed()
     }
 
-    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool, outcomeRecorded: Bool = false) {
-        if !outcomeRecorded {
-            box.withLock { s in
-                if s.outcome == nil { s.outcome = outcome }
-            }
+    /// Ends an operation that did not execute (canceled, or its attempt is over).
+    private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool) {
+        box.withLock { s in
+            if s.outcome == nil { s.outcome = outcome }
         }
         if let owner {
             owner.manager.operationDidComplete(
@@ -276,8 +284,7 @@ open class QueueOperation: @unchecked Sendable {
         let queue = box.withLock { s -> WorkQueue? in
             s.phase = .finished
             s.owner = nil  // the job, its manager and this operation no longer hold each other
-            defer { s.workQueue = nil }
-            return s.workQueue
+            return s.workQueue.take()
         }
         queue?.slotFreed()
     }
