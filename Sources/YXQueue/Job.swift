@@ -82,6 +82,13 @@ open class Job: @unchecked Sendable {
         self.core = Locked(Core())
     }
 
+    deinit {
+        // The manager holds this job's state (its graph is there): the state lets go of the manager, so that
+        // neither keeps the other. The manager is returned out of the lock and released there (a manager's
+        // deinit may be a subclass's code).
+        _ = core.withLock { $0.manager.take() }
+    }
+
     // MARK: - What serves the job (override in subclasses)
 
     /// The ``JobManager`` class that turns this job into operations (default: one operation of
@@ -598,6 +605,8 @@ open class Job: @unchecked Sendable {
         var mailbox = Deque<Mail>()
         /// Whether a drain is scheduled or running on the callback queue.
         var drainScheduled = false
+        /// The operations of the current attempt, run by ``manager`` under this same lock.
+        var graph = JobManager.Graph()
 
         /// Whether operations of `attempt` may still run: it is under way and has not ended.
         func isCurrent(_ attempt: Int) -> Bool { isActive && self.attempt == attempt && !state.isTerminal }

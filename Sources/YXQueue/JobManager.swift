@@ -33,11 +33,19 @@ open class JobManager: @unchecked Sendable {
     /// The job this manager runs. The job owns its manager.
     public unowned let job: Job
 
-    private let graph = Locked(Graph())
+    /// The job's state, whose lock also guards this manager's graph (``Job/Core/graph``): one lock and
+    /// one allocation per job, not two. Never call into the job while holding it.
+    private let core: Locked<Job.Core>
 
     /// Creates the manager of a job (called by the job when it is first started).
     public required init(job: Job) {
         self.job = job
+        self.core = job.core
+    }
+
+    /// Runs `body` with the graph, under the job's lock.
+    private func withGraph<Result>(_ body: (inout Graph) throws -> Result) rethrows -> Result {
+        try core.withLock { try body(&$0.graph) }
     }
 
     // MARK: - Overridable
@@ -112,13 +120,13 @@ open class JobManager: @unchecked Sendable {
     // MARK: - Graph access
 
     /// The operations of the current (or last) attempt.
-    public var operations: [QueueOperation] { graph.withLock { g in g.nodes.map(\.operation) } }
+    public var operations: [QueueOperation] { withGraph { g in g.nodes.map(\.operation) } }
 
     /// Whether a begin waits for operations of an earlier set to stop executing (for tests).
-    var hasDeferredBegin: Bool { graph.withLock { $0.deferredBegin != nil } }
+    var hasDeferredBegin: Bool { withGraph { $0.deferredBegin != nil } }
 
     /// The first operation of the current (or last) attempt, without the array of ``operations``.
-    var firstOperation: QueueOperation? { graph.withLock { g in g.nodes.first?.operation } }
+    var firstOperation: QueueOperation? { withGraph { g in g.nodes.first?.operation } }
 
     /// The operations of the current attempt whose ``QueueOperation/resourceIdentifier`` is `identifier`.
     public func operations(withResourceIdentifier identifier: String) -> [QueueOperation] {
@@ -129,7 +137,7 @@ open class JobManager: @unchecked Sendable {
     ///
     /// Does nothing when no attempt is running.
     public func addOperations(_ operations: [QueueOperation]) {
-        let step: (attempt: Int, invalid: String?)? = graph.withLock { g in
+        let step: (attempt: Int, invalid: String?)? = withGraph { g in
             guard g.isLive else { return nil }
             // Operations that wait for one of a set a retry replaced (added from that operation's
             // `operationDidFinish`, while another thread began the retry) extend a set that is over.
@@ -169,7 +177,7 @@ open class JobManager: @unchecked Sendable {
     /// - Parameter isFresh: the manager was made for this attempt: no operation of it ever executed, so
     ///   there is nothing to wait for.
     func begin(attempt: Int, dispatcher: Dispatcher, isRetry: Bool = false, isFresh: Bool = false) {
-        let mustWait = !isFresh && graph.withLock { g -> Bool in
+        let mustWait = !isFresh && withGraph { g -> Bool in
             guard g.executing > 0 else { return false }
             // A begin that comes late (its attempt ended, or a newer one began: from a thread that was
             // held between the job's start and this call, or a retry timer already running when the
@@ -184,7 +192,7 @@ open class JobManager: @unchecked Sendable {
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeAttemptOperations()
         // The operations go in, and those without prerequisites are taken, under one lock.
-        let begun = graph.withLock { g -> (previous: [QueueOperation], invalid: String?, step: Step)? in
+        let begun = withGraph { g -> (previous: [QueueOperation], invalid: String?, step: Step)? in
             // The graph never goes back to an earlier attempt, nor to one that ended. While this call built
             // its operations, the attempt may have ended (a cancel, its deadline) and a newer one begun
             // (a restart from another thread): resetting the graph to this attempt then would orphan the
@@ -223,7 +231,7 @@ open class JobManager: @unchecked Sendable {
         let timer = DispatchWorkItem { [weak self] in
             self?.job.fail(JobError.deadlineExceeded(deadline), attempt: attempt)
         }
-        let armed = graph.withLock { g -> Bool in
+        let armed = withGraph { g -> Bool in
             guard g.attempt == attempt, g.isLive else { return false }
             g.timers.append(timer)
             return true
@@ -237,7 +245,7 @@ open class JobManager: @unchecked Sendable {
     /// - Parameter handedOver: whether this runs on the thread that just completed an operation (see
     ///   ``WorkQueue/submit(_:handedOver:)``).
     private func advance(attempt: Int, handedOver: Bool) {
-        perform(graph.withLock { g in g.step(manager: self, attempt: attempt) }, attempt: attempt, handedOver: handedOver)
+        perform(withGraph { g in g.step(manager: self, attempt: attempt) }, attempt: attempt, handedOver: handedOver)
     }
 
     /// What the graph asks for next (see ``Graph/step(manager:attempt:)``).
@@ -271,7 +279,7 @@ open class JobManager: @unchecked Sendable {
 
     /// Called by an operation's `start()`; returns whether it may execute.
     func operationWillExecute(_ operation: QueueOperation, attempt: Int, index: Int) -> Bool {
-        let admitted = graph.withLock { g -> Bool in
+        let admitted = withGraph { g -> Bool in
             guard g.isLive, g.attempt == attempt else { return false }
             g.executing += 1
             return true
@@ -285,7 +293,7 @@ open class JobManager: @unchecked Sendable {
     }
 
     func operation(_ operation: QueueOperation, attempt: Int, index: Int, didReportProgress fraction: Double) {
-        let aggregate: Double? = graph.withLock { g in
+        let aggregate: Double? = withGraph { g in
             // The node must be this operation: a retry replaces the set within the same attempt, and an
             // operation of the old set may still report.
             guard g.isLive, g.attempt == attempt, index < g.nodes.count, g.nodes[index].operation === operation else {
@@ -297,7 +305,7 @@ open class JobManager: @unchecked Sendable {
     }
 
     func operation(_ operation: QueueOperation, attempt: Int, index: Int, didChangeWeight weight: Double) {
-        let aggregate: Double? = graph.withLock { g in
+        let aggregate: Double? = withGraph { g in
             guard g.isLive, g.attempt == attempt, index < g.nodes.count, g.nodes[index].operation === operation else {
                 return nil
             }
@@ -322,7 +330,7 @@ open class JobManager: @unchecked Sendable {
             let policy = job.retryPolicy
             if policy.retries > 0 { failureAsk = (policy, policy.ask(of: error)) }
         }
-        let action: Action = graph.withLock { g in
+        let action: Action = withGraph { g in
             if didExecute {
                 g.executing -= 1
                 if g.executing == 0 {
@@ -380,10 +388,10 @@ open class JobManager: @unchecked Sendable {
     private func scheduleRetry(after delay: TimeInterval, error: any Error, attempt: Int) {
         job.willRetry(after: .seconds(delay), error: error, attempt: attempt)
         let timer = DispatchWorkItem { [weak self] in
-            guard let self, let dispatcher = self.graph.withLock({ $0.dispatcher }) else { return }
+            guard let self, let dispatcher = self.withGraph({ $0.dispatcher }) else { return }
             self.begin(attempt: attempt, dispatcher: dispatcher, isRetry: true)
         }
-        let unfinished: [QueueOperation] = graph.withLock { g in
+        let unfinished: [QueueOperation] = withGraph { g in
             guard g.attempt == attempt else { return [] }
             g.timers.append(timer)
             g.clearPending()
@@ -397,7 +405,7 @@ open class JobManager: @unchecked Sendable {
     /// and let the operations that were never submitted go.
     func attemptDidEnd(_ attempt: Int) {
         let (unfinished, unsubmitted, timers): ([QueueOperation], [QueueOperation], [DispatchWorkItem]) =
-            graph.withLock { g in
+            withGraph { g in
                 g.endedAttempt = max(g.endedAttempt, attempt)
                 guard g.attempt == attempt else { return ([], [], []) }
                 g.isLive = false
@@ -414,7 +422,7 @@ open class JobManager: @unchecked Sendable {
 
     /// An attempt (or a retry) that begins once the operations of the previous set stopped executing.
     /// A class, so that the graph of the many jobs that never need one carries a pointer, not 25 bytes.
-    private final class DeferredBegin: Sendable {
+    final class DeferredBegin: Sendable {
         let attempt: Int
         let dispatcher: Dispatcher
         let isRetry: Bool
@@ -425,9 +433,9 @@ open class JobManager: @unchecked Sendable {
         }
     }
 
-    /// The graph of one attempt, behind the manager's lock. Nodes are found by index; an operation
+    /// The graph of one attempt, behind the job's lock. Nodes are found by index; an operation
     /// knows its index from its binding.
-    private struct Graph {
+    struct Graph {
         struct Node {
             let operation: QueueOperation
             var weight: Double

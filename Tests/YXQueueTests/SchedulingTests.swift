@@ -228,6 +228,45 @@ final class SchedulingTests: XCTestCase {
         XCTAssertNil(weakReady)
     }
 
+    /// The manager shares its job's state (the graph lives there): neither keeps the other, and both go,
+    /// with their operations, when the last owner of the job lets go.
+    func testAJobGoesWithItsManagerAndOperations() async throws {
+        let dispatcher = Dispatcher(name: "job-release")
+        weak var weakJob: Job?
+        weak var weakManager: JobManager?
+        weak var weakOperation: QueueOperation?
+        weak var weakGraphJob: Job?
+        weak var weakGraphManager: JobManager?
+        do {
+            let job = ClosureJob { _ in 1 }
+            let graphJob = TestGraphJob {
+                let first = AnyTaskOperation(queue: "job-release") { _ in nil }
+                let second = AnyTaskOperation(queue: "job-release") { _ in nil }
+                second.addPrerequisite(first)
+                return [first, second]
+            }
+            dispatcher.add(job)
+            dispatcher.add(graphJob)
+            await dispatcher.waitForAllJobs()
+            XCTAssertEqual(job.state, .finished)
+            XCTAssertEqual(graphJob.state, .finished)
+            weakJob = job
+            weakManager = job.manager
+            weakOperation = job.manager?.operations.first
+            weakGraphJob = graphJob
+            weakGraphManager = graphJob.manager
+            XCTAssertNotNil(weakManager)
+            XCTAssertNotNil(weakOperation)
+            XCTAssertNotNil(weakGraphManager)
+        }
+        await eventually { weakJob == nil && weakGraphJob == nil }
+        XCTAssertNil(weakJob)
+        XCTAssertNil(weakManager, "the job's state keeps its manager")
+        XCTAssertNil(weakOperation)
+        XCTAssertNil(weakGraphJob)
+        XCTAssertNil(weakGraphManager, "the job's state keeps its manager")
+    }
+
     func testManagerCanGrowTheGraphWhenAnOperationFinishes() async throws {
         final class ProbeThenPartsManager: JobManager, @unchecked Sendable {
             let model = "parts"
