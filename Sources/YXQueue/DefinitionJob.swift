@@ -36,6 +36,9 @@ final class DefinitionManager: JobManager, @unchecked Sendable {
     // The outputs of a graph's steps live in its operations' `StepBuild`, not here: a definition of one
     // step (most of them) has none, and this manager then keeps no state of its own (no lock to make).
 
+    /// No `operationDidFinish` override: the graph's next step is taken as an operation ends.
+    override var hasOperationDidFinishHook: Bool { false }
+
     override func makeOperations() -> [QueueOperation] {
         switch makeAttemptOperations() {
         case .one(let operation): [operation]

@@ -272,27 +272,39 @@ open class Job: @unchecked Sendable {
 
     // MARK: - Internals used by JobManager and Dispatcher
 
-    /// An operation of `attempt` is about to execute: the first one marks the job executing.
-    ///
-    /// - Returns: Whether operations of `attempt` may still run (the attempt is active and not ended).
-    func markExecuting(attempt: Int) -> Bool {
+    /// What ``admitOperation(attempt:)`` decided.
+    enum Admission {
+        /// The graph is not at `attempt`, or cannot make progress: the operation does not execute.
+        case refused
+        /// The operation executes.
+        case admitted
+        /// Counted as executing by the graph, but the attempt ended: the caller ends the operation as
+        /// canceled, which its graph counts as done executing.
+        case attemptEnded
+    }
+
+    /// An operation of `attempt` is about to execute: the graph counts it as executing, and the first one
+    /// marks the job executing. One lock for both: the graph lives in the job's state.
+    func admitOperation(attempt: Int) -> Admission {
         typealias Marked = (
             wake: Bool, queuedFor: UInt64, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?
         )
-        let marked: (current: Bool, first: Marked?) = core.withLock { s in
-            guard s.isCurrent(attempt) else { return (false, nil) }
-            guard s.state == .ready else { return (true, nil) }
+        let marked: (admission: Admission, first: Marked?) = core.withLock { s in
+            guard s.graph.isLive, s.graph.attempt == attempt else { return (.refused, nil) }
+            s.graph.executing += 1
+            guard s.isCurrent(attempt) else { return (.attemptEnded, nil) }
+            guard s.state == .ready else { return (.admitted, nil) }
             s.state = .executing
             let now = s.dispatcher?.instruments.timerClock ?? 0
             let queuedFor = now &- s.phaseStartedAt
             s.phaseStartedAt = now
-            return (true, (post(.started, attempt: attempt, in: &s), queuedFor, s.dispatcher, s.metrics))
+            return (.admitted, (post(.started, attempt: attempt, in: &s), queuedFor, s.dispatcher, s.metrics))
         }
-        guard let first = marked.first else { return marked.current }
+        guard let first = marked.first else { return marked.admission }
         first.dispatcher?.instruments.jobBeganExecuting(
             self, attempt: attempt, queuedNanoseconds: first.queuedFor, metrics: first.metrics)
         if first.wake { scheduleDrain() }
-        return true
+        return .admitted
     }
 
     /// Whether an attempt of the job is registered on `dispatcher` (see ``Dispatcher/manager(for:)``).

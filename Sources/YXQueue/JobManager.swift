@@ -93,6 +93,11 @@ open class JobManager: @unchecked Sendable {
         }
     }
 
+    /// Whether ``operationDidFinish(_:)`` may do something: not for this class's own, which does nothing,
+    /// nor for typed definitions' manager. Without one, the graph's next step is taken under the same lock
+    /// as the operation's end.
+    var hasOperationDidFinishHook: Bool { type(of: self) != JobManager.self }
+
     /// Called after `operation` finished successfully, before its dependents are submitted.
     ///
     /// Override to extend the graph with ``addOperations(_:)``. Called on the thread that completed the
@@ -279,17 +284,15 @@ open class JobManager: @unchecked Sendable {
 
     /// Called by an operation's `start()`; returns whether it may execute.
     func operationWillExecute(_ operation: QueueOperation, attempt: Int, index: Int) -> Bool {
-        let admitted = withGraph { g -> Bool in
-            guard g.isLive, g.attempt == attempt else { return false }
-            g.executing += 1
+        switch job.admitOperation(attempt: attempt) {
+        case .refused:
+            return false
+        case .admitted:
             return true
-        }
-        guard admitted else { return false }
-        guard job.markExecuting(attempt: attempt) else {
+        case .attemptEnded:
             operationDidComplete(operation, attempt: attempt, index: index, outcome: .canceled, didExecute: true)
             return false
         }
-        return true
     }
 
     func operation(_ operation: QueueOperation, attempt: Int, index: Int, didReportProgress fraction: Double) {
@@ -321,7 +324,15 @@ open class JobManager: @unchecked Sendable {
         outcome: QueueOperation.Outcome,
         didExecute: Bool
     ) {
-        enum Action { case none, succeeded(Double?), failed(any Error), retry(any Error, TimeInterval), canceled }
+        enum Action {
+            case none
+            /// With the graph's next step when no `operationDidFinish` override must run first.
+            case succeeded(Double?, Step?)
+            case failed(any Error)
+            case retry(any Error, TimeInterval)
+            case canceled
+        }
+        let stepsAtOnce = !hasOperationDidFinishHook
         var deferred: DeferredBegin?
         // What a failure asks of the retry policy is read here, before the lock: the error's
         // `isTransient` and `retryAfter` are its own code, which may call back into this manager.
@@ -349,7 +360,8 @@ open class JobManager: @unchecked Sendable {
                 let sequence = g.finishedCount
                 g.nodes.update(at: index) { $0.finishSequence = sequence }
                 // The last one: the job's end reports 1 (unless the graph grows, and then later).
-                return .succeeded(g.finishedCount == g.nodes.count ? nil : aggregate)
+                let progress = g.finishedCount == g.nodes.count ? nil : aggregate
+                return .succeeded(progress, stepsAtOnce ? g.step(manager: self, attempt: attempt) : nil)
             case .failure(let error):
                 g.isLive = false
                 if let failureAsk,
@@ -364,13 +376,17 @@ open class JobManager: @unchecked Sendable {
                 return .canceled
             }
         }
-        switch action {
+        switch consume action {
         case .none:
             break
-        case .succeeded(let aggregate):
+        case .succeeded(let aggregate, let step):
             if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
-            operationDidFinish(operation)
-            advance(attempt: attempt, handedOver: true)
+            if let step {
+                perform(step, attempt: attempt, handedOver: true)
+            } else {
+                operationDidFinish(operation)
+                advance(attempt: attempt, handedOver: true)
+            }
         case .failed(let error):
             job.fail(error, attempt: attempt)
         case .retry(let error, let delay):
