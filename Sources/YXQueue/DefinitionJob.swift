@@ -39,6 +39,10 @@ final class DefinitionManager: JobManager, @unchecked Sendable {
     /// No `operationDidFinish` override: the graph's next step is taken as an operation ends.
     override var hasOperationDidFinishHook: Bool { false }
 
+    /// A graph of one operation is a definition of one body, built without a ``StepBuild``: the job's
+    /// result is that operation's (see ``makeResult(of:)``).
+    override var resultOfOneOperationIsItsOwn: Bool { true }
+
     override func makeOperations() -> [QueueOperation] {
         switch makeAttemptOperations() {
         case .one(let operation): [operation]

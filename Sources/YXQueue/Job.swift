@@ -397,62 +397,94 @@ open class Job: @unchecked Sendable {
     @discardableResult
     private func end(
         to terminal: JobState,
-        event: JobEvent,
+        event: @autoclosure () -> JobEvent,
         attempt expected: Int?,
         result: (any Sendable)? = nil,
         error: (any Error)? = nil,
         graphSettled: Bool = false
     ) -> Bool {
-        struct Ended {
-            let manager: JobManager?
-            let attempt: Int
-            let dispatcher: Dispatcher?
-            let unregisterNow: Bool
-            let place: Int
-            let wake: Bool
-            let ranFor: UInt64?
-            let metrics: DispatcherInstruments.JobMetrics?
+        let ending = core.withLock { s in
+            end(&s, to: terminal, event: event(), attempt: expected, result: result, error: error)
         }
-        let ended: Ended? = core.withLock { s in
-            guard s.isActive, expected == nil || expected == s.attempt,
-                s.state.canTransition(to: terminal)
-            else { return nil }
-            let ranFor: UInt64? =
-                s.state == .executing ? (s.dispatcher?.instruments.timerClock ?? 0) &- s.phaseStartedAt : nil
-            s.state = terminal
-            s.isActive = false
-            s.result = result
-            s.error = error
-            let attempt = s.attempt
-            var wake = false
-            if terminal == .finished {
-                s.progress = 1
-                if s.deliveredProgress < 1 {
-                    s.deliveredProgress = 1
-                    wake = post(.progress(1), attempt: attempt, in: &s) || wake
-                }
-            }
-            wake = post(event, attempt: attempt, in: &s) || wake
-            var unregisterNow = false
-            if let dispatcher = s.dispatcher {
-                if s.drainScheduled {
-                    // After the terminal callbacks, so that waiting for the dispatcher includes them.
-                    s.mailbox.append(.unregister(dispatcher, place: s.place))
-                } else {
-                    unregisterNow = true
-                }
-            }
-            return Ended(
-                manager: s.manager, attempt: attempt, dispatcher: s.dispatcher, unregisterNow: unregisterNow,
-                place: s.place, wake: wake, ranFor: ranFor, metrics: s.metrics)
-        }
-        guard let ended else { return false }
-        ended.dispatcher?.instruments.jobEnded(
-            self, attempt: ended.attempt, as: terminal, error: error, ranNanoseconds: ended.ranFor, metrics: ended.metrics)
-        if ended.wake { scheduleDrain() }
-        if ended.unregisterNow { ended.dispatcher?.unregister(ended.place) }
-        if !graphSettled { ended.manager?.attemptDidEnd(ended.attempt) }
+        guard let ending else { return false }
+        completeEnd(ending, graphSettled: graphSettled)
         return true
+    }
+
+    /// What an attempt's end leaves to do once the job's lock is released (``completeEnd(_:graphSettled:)``).
+    struct Ending {
+        fileprivate let terminal: JobState
+        fileprivate let error: (any Error)?
+        fileprivate let manager: JobManager?
+        fileprivate let attempt: Int
+        fileprivate let dispatcher: Dispatcher?
+        fileprivate let unregisterNow: Bool
+        fileprivate let place: Int
+        fileprivate let wake: Bool
+        fileprivate let ranFor: UInt64?
+        fileprivate let metrics: DispatcherInstruments.JobMetrics?
+    }
+
+    /// Ends the attempt in `s`, the job's state, locked by the caller; then the caller, once it released
+    /// the lock, hands the result to ``completeEnd(_:graphSettled:)``. `nil` when the attempt is not
+    /// `expected` (any, when nil) or cannot end so.
+    ///
+    /// - Parameter event: Built only when someone listens to its kind.
+    func end(
+        _ s: inout Core,
+        to terminal: JobState,
+        event: @autoclosure () -> JobEvent,
+        attempt expected: Int?,
+        result: (any Sendable)? = nil,
+        error: (any Error)? = nil
+    ) -> Ending? {
+        guard s.isActive, expected == nil || expected == s.attempt, s.state.canTransition(to: terminal) else {
+            return nil
+        }
+        let ranFor: UInt64? =
+            s.state == .executing ? (s.dispatcher?.instruments.timerClock ?? 0) &- s.phaseStartedAt : nil
+        s.state = terminal
+        s.isActive = false
+        s.result = result
+        s.error = error
+        let attempt = s.attempt
+        var wake = false
+        if terminal == .finished {
+            s.progress = 1
+            if s.deliveredProgress < 1 {
+                s.deliveredProgress = 1
+                wake = post(.progress(1), attempt: attempt, in: &s) || wake
+            }
+        }
+        let kind: JobEvent.Kinds = switch terminal {
+        case .finished: .finished
+        case .failed: .failed
+        default: .canceled
+        }
+        if s.wants(kind) { wake = post(.event(event(), attempt: attempt), in: &s) || wake }
+        var unregisterNow = false
+        if let dispatcher = s.dispatcher {
+            if s.drainScheduled {
+                // After the terminal callbacks, so that waiting for the dispatcher includes them.
+                s.mailbox.append(.unregister(dispatcher, place: s.place))
+            } else {
+                unregisterNow = true
+            }
+        }
+        return Ending(
+            terminal: terminal, error: error, manager: s.manager, attempt: attempt, dispatcher: s.dispatcher,
+            unregisterNow: unregisterNow, place: s.place, wake: wake, ranFor: ranFor, metrics: s.metrics)
+    }
+
+    /// What is left of an attempt's end after the lock: metrics and logs, the hand-off of its callbacks,
+    /// the dispatcher's bookkeeping, and (unless `graphSettled`) stopping what is left of its graph.
+    func completeEnd(_ ending: Ending, graphSettled: Bool) {
+        ending.dispatcher?.instruments.jobEnded(
+            self, attempt: ending.attempt, as: ending.terminal, error: ending.error, ranNanoseconds: ending.ranFor,
+            metrics: ending.metrics)
+        if ending.wake { scheduleDrain() }
+        if ending.unregisterNow { ending.dispatcher?.unregister(ending.place) }
+        if !graphSettled { ending.manager?.attemptDidEnd(ending.attempt) }
     }
 
     // MARK: - Event delivery

@@ -98,6 +98,10 @@ open class JobManager: @unchecked Sendable {
     /// as the operation's end.
     var hasOperationDidFinishHook: Bool { type(of: self) != JobManager.self }
 
+    /// Whether the job's result, when its graph is one operation, is that operation's result: for this
+    /// class's own ``makeResult(finishedOperations:)``, and for typed definitions' manager.
+    var resultOfOneOperationIsItsOwn: Bool { type(of: self) == JobManager.self }
+
     /// Called after `operation` finished successfully, before its dependents are submitted.
     ///
     /// Override to extend the graph with ``addOperations(_:)``. Called on the thread that completed the
@@ -328,6 +332,10 @@ open class JobManager: @unchecked Sendable {
             case none
             /// With the graph's next step when no `operationDidFinish` override must run first.
             case succeeded(Double?, Step?)
+            /// The job's only operation succeeded, and its result is the job's: the job ends now.
+            case finishesAlone
+            /// The job ended under the same lock (see `finishesAlone`).
+            case ended(Job.Ending?)
             case failed(any Error)
             case retry(any Error, TimeInterval)
             case canceled
@@ -341,7 +349,9 @@ open class JobManager: @unchecked Sendable {
             let policy = job.retryPolicy
             if policy.retries > 0 { failureAsk = (policy, policy.ask(of: error)) }
         }
-        let action: Action = withGraph { g in
+        let endsAlone = !hasOperationDidFinishHook && resultOfOneOperationIsItsOwn
+        let job = self.job
+        func complete(_ g: inout Graph) -> Action {
             if didExecute {
                 g.executing -= 1
                 if g.executing == 0 {
@@ -359,6 +369,10 @@ open class JobManager: @unchecked Sendable {
                 g.finishedCount += 1
                 let sequence = g.finishedCount
                 g.nodes.update(at: index) { $0.finishSequence = sequence }
+                if endsAlone && g.nodes.count == 1 && g.timers.isEmpty {
+                    g.isLive = false
+                    return .finishesAlone
+                }
                 // The last one: the job's end reports 1 (unless the graph grows, and then later).
                 let progress = g.finishedCount == g.nodes.count ? nil : aggregate
                 return .succeeded(progress, stepsAtOnce ? g.step(manager: self, attempt: attempt) : nil)
@@ -376,9 +390,18 @@ open class JobManager: @unchecked Sendable {
                 return .canceled
             }
         }
+        // A job of one operation whose result is its own (most jobs) ends under the same lock: the graph
+        // is in the job's state.
+        let action: Action = core.withLock { s in
+            let action = complete(&s.graph)
+            guard case .finishesAlone = action, case .success(let value) = outcome else { return action }
+            return .ended(job.end(&s, to: .finished, event: .finished(value), attempt: attempt, result: value))
+        }
         switch consume action {
-        case .none:
+        case .none, .finishesAlone:
             break
+        case .ended(let ending):
+            if let ending { job.completeEnd(ending, graphSettled: true) }
         case .succeeded(let aggregate, let step):
             if let aggregate { job.updateProgress(aggregate, attempt: attempt) }
             if let step {
