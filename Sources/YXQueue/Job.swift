@@ -159,7 +159,7 @@ open class Job: @unchecked Sendable {
                     core.withLock { s in if s.attempt == attempt { s.metrics = metrics } }
                 }
                 if canceled {
-                    end(to: .canceled, event: .canceled, attempt: attempt)
+                    end(to: .canceled, attempt: attempt)
                 } else {
                     // A manager made for this attempt has no earlier operations to wait for.
                     manager.begin(attempt: attempt, dispatcher: dispatcher, isFresh: manager === made)
@@ -226,7 +226,7 @@ open class Job: @unchecked Sendable {
     /// one ``JobDelegate/jobDidCancel(_:)``. Safe at any moment, from any thread, any number of times;
     /// canceling a job that is not active changes nothing.
     public func cancel() {
-        end(to: .canceled, event: .canceled, attempt: nil)
+        end(to: .canceled, attempt: nil)
     }
 
     /// Cancels the job if it is active, and removes it for good: it cannot be restarted.
@@ -247,7 +247,7 @@ open class Job: @unchecked Sendable {
             }
             // An attempt that ended on its own between the look and the end (its operations finished on
             // another thread) leaves an inactive job: dropped by the next turn.
-            if wasActive && !end(to: .dropped, event: .canceled, attempt: nil) { continue }
+            if wasActive && !end(to: .dropped, attempt: nil) { continue }
             if wake { scheduleDrain() }
             return
         }
@@ -380,15 +380,15 @@ open class Job: @unchecked Sendable {
     /// - Parameter graphSettled: every operation of the attempt finished and its timers were canceled:
     ///   the end need not visit the manager's graph.
     func finish(result: (any Sendable)?, attempt: Int, graphSettled: Bool = false) {
-        end(to: .finished, event: .finished(result), attempt: attempt, result: result, graphSettled: graphSettled)
+        end(to: .finished, attempt: attempt, result: result, graphSettled: graphSettled)
     }
 
     func fail(_ error: any Error, attempt: Int) {
-        end(to: .failed, event: .failed(error), attempt: attempt, error: error)
+        end(to: .failed, attempt: attempt, error: error)
     }
 
     func cancelFromOperation(attempt: Int) {
-        end(to: .canceled, event: .canceled, attempt: attempt)
+        end(to: .canceled, attempt: attempt)
     }
 
     /// The one path into a terminal state: guarded so that each attempt ends exactly once.
@@ -397,14 +397,13 @@ open class Job: @unchecked Sendable {
     @discardableResult
     private func end(
         to terminal: JobState,
-        event: @autoclosure () -> JobEvent,
         attempt expected: Int?,
         result: (any Sendable)? = nil,
         error: (any Error)? = nil,
         graphSettled: Bool = false
     ) -> Bool {
         let ending = core.withLock { s in
-            end(&s, to: terminal, event: event(), attempt: expected, result: result, error: error)
+            end(&s, to: terminal, attempt: expected, result: result, error: error)
         }
         guard let ending else { return false }
         completeEnd(ending, graphSettled: graphSettled)
@@ -429,11 +428,11 @@ open class Job: @unchecked Sendable {
     /// the lock, hands the result to ``completeEnd(_:graphSettled:)``. `nil` when the attempt is not
     /// `expected` (any, when nil) or cannot end so.
     ///
-    /// - Parameter event: Built only when someone listens to its kind.
+    /// The terminal event (`.finished(result)`, `.failed(error)`, or `.canceled` for a cancel or a drop)
+    /// is built only when someone listens to its kind.
     func end(
         _ s: inout Core,
         to terminal: JobState,
-        event: @autoclosure () -> JobEvent,
         attempt expected: Int?,
         result: (any Sendable)? = nil,
         error: (any Error)? = nil
@@ -456,12 +455,18 @@ open class Job: @unchecked Sendable {
                 wake = post(.progress(1), attempt: attempt, in: &s) || wake
             }
         }
-        let kind: JobEvent.Kinds = switch terminal {
-        case .finished: .finished
-        case .failed: .failed
-        default: .canceled
+        let kind: JobEvent.Kinds = terminal == .finished ? .finished : terminal == .failed ? .failed : .canceled
+        // (Field by field: a call of `wants` on the state held inout made the optimizer copy all of it.)
+        let heard = !s.delegates.isEmpty || s.observedKinds.contains(kind)
+            || (s.dispatcher?.observedKinds.contains(kind) ?? false)
+        if heard {
+            switch terminal {
+            case .finished: wake = post(.event(.finished(result), attempt: attempt), in: &s) || wake
+            // A failure always comes with its error.
+            case .failed: if let error { wake = post(.event(.failed(error), attempt: attempt), in: &s) || wake }
+            default: wake = post(.event(.canceled, attempt: attempt), in: &s) || wake
+            }
         }
-        if s.wants(kind) { wake = post(.event(event(), attempt: attempt), in: &s) || wake }
         var unregisterNow = false
         if let dispatcher = s.dispatcher {
             if s.drainScheduled {

@@ -395,7 +395,7 @@ open class JobManager: @unchecked Sendable {
         let action: Action = core.withLock { s in
             let action = complete(&s.graph)
             guard case .finishesAlone = action, case .success(let value) = outcome else { return action }
-            return .ended(job.end(&s, to: .finished, event: .finished(value), attempt: attempt, result: value))
+            return .ended(job.end(&s, to: .finished, attempt: attempt, result: value))
         }
         switch consume action {
         case .none, .finishesAlone:
