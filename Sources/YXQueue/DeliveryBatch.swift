@@ -23,14 +23,14 @@ package enum DeliveryBatch {
     /// after it. Nested calls join the outer batch.
     package static func collecting<T>(_ body: () throws -> T) rethrows -> T {
         let context = ThreadLoop.current
-        if context.batchIsOpen { return try body() }
-        context.batchIsOpen = true
+        if context.pointee.batchIsOpen { return try body() }
+        context.pointee.batchIsOpen = true
         defer {
-            context.batchIsOpen = false
-            if let first = context.batchFirst {
-                context.batchFirst = nil
+            context.pointee.batchIsOpen = false
+            if let first = context.pointee.batchFirst {
+                context.pointee.batchFirst = nil
                 var more: [Job] = []
-                if !context.batchMore.isEmpty { swap(&more, &context.batchMore) }
+                if !context.pointee.batchMore.isEmpty { swap(&more, &context.pointee.batchMore) }
                 flush(first, more)
             }
         }
@@ -39,11 +39,11 @@ package enum DeliveryBatch {
 
     /// Notes `job` in the batch open on this thread; false when none is open.
     static func hold(_ job: Job) -> Bool {
-        guard let context = ThreadLoop.existing, context.batchIsOpen else { return false }
-        if context.batchFirst == nil {
-            context.batchFirst = job  // most batches hold one job: no array
+        guard let context = ThreadLoop.existing, context.pointee.batchIsOpen else { return false }
+        if context.pointee.batchFirst == nil {
+            context.pointee.batchFirst = job  // most batches hold one job: no array
         } else {
-            context.batchMore.append(job)
+            context.pointee.batchMore.append(job)
         }
         return true
     }

@@ -19,7 +19,11 @@ import DequeModule
 /// returns.
 enum ThreadLoop {
     /// This thread's loop: the operations waiting for the current piece of work to return.
-    final class Context {
+    ///
+    /// A struct reached through a pointer, not a class: the fields of a class are checked for exclusive
+    /// access at run time (`swift_beginAccess`) at each change, twice per operation here, and each
+    /// lookup of a class instance retains it.
+    struct Context {
         var pending = Deque<(QueueOperation, WorkQueue)>()
         /// Inside `run` on this thread.
         var isRunning = false
@@ -38,24 +42,25 @@ enum ThreadLoop {
         // The destructor releases the context when its thread ends.
         let result = pthread_key_create(&key) { pointer in
             guard let pointer else { return }
-            Unmanaged<Context>.fromOpaque(UnsafeRawPointer(pointer)).release()
+            let context = pointer.assumingMemoryBound(to: Context.self)
+            context.deinitialize(count: 1)
+            context.deallocate()
         }
         assert(result == 0, "pthread_key_create failed")
         return key
     }()
 
     /// This thread's context, if it has one.
-    static var existing: Context? {
-        pthread_getspecific(key).map { Unmanaged<Context>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+    static var existing: UnsafeMutablePointer<Context>? {
+        pthread_getspecific(key).map { $0.assumingMemoryBound(to: Context.self) }
     }
 
-    /// This thread's context, created on first use.
-    static var current: Context {
-        if let existing = pthread_getspecific(key) {
-            return Unmanaged<Context>.fromOpaque(UnsafeRawPointer(existing)).takeUnretainedValue()
-        }
-        let made = Context()
-        pthread_setspecific(key, Unmanaged.passRetained(made).toOpaque())
+    /// This thread's context, created on first use. Only this thread touches it.
+    static var current: UnsafeMutablePointer<Context> {
+        if let existing = pthread_getspecific(key) { return existing.assumingMemoryBound(to: Context.self) }
+        let made = UnsafeMutablePointer<Context>.allocate(capacity: 1)
+        made.initialize(to: Context())
+        pthread_setspecific(key, made)
         return made
     }
 
@@ -64,18 +69,18 @@ enum ThreadLoop {
     /// returns; otherwise now.
     static func run(_ operation: QueueOperation, in queue: WorkQueue, handedOver: Bool) {
         let context = current
-        if context.isRunning && handedOver {
-            context.pending.append((operation, queue))
+        if context.pointee.isRunning && handedOver {
+            context.pointee.pending.append((operation, queue))
             return
         }
-        let wasRunning = context.isRunning
-        context.isRunning = true
+        let wasRunning = context.pointee.isRunning
+        context.pointee.isRunning = true
         operation.run(in: queue)
         if !wasRunning {
-            while let (next, nextQueue) = context.pending.popFirst() {
+            while let (next, nextQueue) = context.pointee.pending.popFirst() {
                 next.run(in: nextQueue)
             }
-            context.isRunning = false
+            context.pointee.isRunning = false
         }
     }
 
@@ -83,7 +88,7 @@ enum ThreadLoop {
     /// not run on an arbitrary thread can still run next.
     static var isOnPoolThread: Bool {
         let context = current
-        return context.isRunning && context.isPoolThread
+        return context.pointee.isRunning && context.pointee.isPoolThread
     }
 
     /// Dispatch's global queue (one object, not one per call).
@@ -93,9 +98,9 @@ enum ThreadLoop {
     static func runOnPool(_ operation: QueueOperation, in queue: WorkQueue) {
         pool.async {
             let context = current
-            context.isPoolThread = true
+            context.pointee.isPoolThread = true
             run(operation, in: queue, handedOver: false)
-            context.isPoolThread = false
+            context.pointee.isPoolThread = false
         }
     }
 }
