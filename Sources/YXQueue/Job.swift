@@ -144,17 +144,21 @@ open class Job: @unchecked Sendable {
     /// run (a `run()` from a task that was already cancelled).
     @discardableResult
     func start(on dispatcher: Dispatcher, canceled: Bool) -> Bool {
-        // The manager is made outside the lock (its initializer is the subclass's code), only on the
-        // first start: one lock when the job already has one, two the first time.
+        // The manager is made on the first start. YXQueue's own managers are made under the lock (their
+        // initializer stores two references); a subclass's is made outside it (its initializer is the
+        // subclass's code), which costs a second turn of the lock.
+        let managerClass = Self.managerClass
+        let ownClass: JobManager.Type? =
+            managerClass == JobManager.self || managerClass == DefinitionManager.self ? managerClass : nil
         var made: JobManager?
         while true {
-            let step = begin(on: dispatcher, manager: made)
+            let step = begin(on: dispatcher, manager: made, makingOwn: ownClass)
             switch step {
             case .refused:
                 return false
             case .needsManager:
-                made = Self.managerClass.init(job: self)
-            case .began(let attempt, let manager):
+                made = managerClass.init(job: self)
+            case .began(let attempt, let manager, let isFresh):
                 if let metrics = dispatcher.instruments.jobStarted(self, attempt: attempt) {
                     core.withLock { s in if s.attempt == attempt { s.metrics = metrics } }
                 }
@@ -162,7 +166,7 @@ open class Job: @unchecked Sendable {
                     end(to: .canceled, attempt: attempt)
                 } else {
                     // A manager made for this attempt has no earlier operations to wait for.
-                    manager.begin(attempt: attempt, dispatcher: dispatcher, isFresh: manager === made)
+                    manager.begin(attempt: attempt, dispatcher: dispatcher, isFresh: isFresh)
                 }
                 return true
             }
@@ -172,20 +176,28 @@ open class Job: @unchecked Sendable {
     private enum BeginStep {
         case refused
         case needsManager
-        case began(attempt: Int, manager: JobManager)
+        /// `isFresh`: the manager was made for this attempt.
+        case began(attempt: Int, manager: JobManager, isFresh: Bool)
     }
 
     /// Begins an attempt under the lock, if the job may begin one and has (or is given) its manager.
-    private func begin(on dispatcher: Dispatcher, manager made: JobManager?) -> BeginStep {
+    ///
+    /// - Parameter ownClass: The job's manager class when it is one of YXQueue's, whose initializer may
+    ///   run under the lock.
+    private func begin(on dispatcher: Dispatcher, manager made: JobManager?, makingOwn ownClass: JobManager.Type?)
+        -> BeginStep
+    {
         core.withLock { s in
             guard !s.isActive else { return .refused }
             guard s.state == .ready || s.state.isRestartable else { return .refused }
             let manager: JobManager
+            var isFresh = false
             if let existing = s.manager {
                 manager = existing
-            } else if let made {
+            } else if let made = made ?? ownClass?.init(job: self) {
                 s.manager = made
                 manager = made
+                isFresh = true
             } else {
                 return .needsManager
             }
@@ -201,7 +213,7 @@ open class Job: @unchecked Sendable {
             s.progressFlushScheduled = false
             s.phaseStartedAt = dispatcher.instruments.timerClock
             s.place = dispatcher.register(self, at: s.pendingPlace(on: dispatcher))
-            return .began(attempt: s.attempt, manager: manager)
+            return .began(attempt: s.attempt, manager: manager, isFresh: isFresh)
         }
     }
 
