@@ -45,6 +45,8 @@ public final class Dispatcher: Sendable {
     private let activity = DispatchGroup()
     /// ``observedKinds``, published for jobs that post events.
     private let observedKindsStorage = Atomic<UInt8>(0)
+    /// The first queues, found by name without the lock (each ready operation looks its queue up).
+    private let directory = QueueDirectory()
     let instruments: DispatcherInstruments
 
     /// Creates an independent dispatcher.
@@ -285,12 +287,12 @@ public final class Dispatcher: Sendable {
     public var queueNames: [String] { state.withLock { Array($0.queues.keys) } }
 
     func workQueue(named name: String) -> WorkQueue {
-        if let existing = state.withLock({ $0.queue(named: name) }) { return existing }
+        if let known = directory.queue(named: name) { return known }
         return state.withLock { s in
-            if let existing = s.queue(named: name) { return existing }
+            if let existing = s.queues[name] { return existing }
             let made = WorkQueue(name: name, limit: s.configured[name] ?? defaultLimit, isPaused: s.isPaused)
             s.queues[name] = made
-            if s.firstQueues.count < State.firstQueuesLimit { s.firstQueues.append(made) }
+            directory.add(made)
             return made
         }
     }
@@ -428,16 +430,8 @@ public final class Dispatcher: Sendable {
     private struct State {
         var configured: [String: Int]
         var maxPendingJobs: Int?
+        /// Every queue made; the first ones are also in `directory`, found there without the lock.
         var queues: [String: WorkQueue] = [:]
-        /// The first queues made, also in `queues`: a program has a handful, and comparing a short name
-        /// with each costs less than hashing it (each ready operation looks its queue up).
-        var firstQueues: [WorkQueue] = []
-        static let firstQueuesLimit = 8
-
-        func queue(named name: String) -> WorkQueue? {
-            for queue in firstQueues where queue.name == name { return queue }
-            return firstQueues.count < State.firstQueuesLimit ? nil : queues[name]
-        }
         /// The jobs under way, each at the place its registration returned; freed places are reused.
         /// (A table, not a dictionary keyed by the job: each job gives its place back, so nothing is
         /// hashed, twice per job.)

@@ -409,6 +409,34 @@ final class SchedulingTests: XCTestCase {
         withExtendedLifetime(token) {}
     }
 
+    /// Twelve queues (more than the dispatcher finds without its lock), made by jobs started from many
+    /// threads at once: each keeps its own limit of one, and every job runs.
+    func testManyQueuesMadeFromManyThreadsEachKeepTheirLimit() async throws {
+        let dispatcher = Dispatcher(name: "many-queues", defaultLimit: 1)
+        let running = Locked([String: Int]())
+        let overlaps = Locked(0)
+        let ran = Locked(0)
+        let jobs = (0..<240).map { index in
+            ClosureJob(queue: "queue-\(index % 12)") { operation in
+                let name = operation.queue
+                let together = running.withLock { $0[name, default: 0] += 1; return $0[name]! }
+                if together > 1 { overlaps.withLock { $0 += 1 } }
+                try await Task.sleep(nanoseconds: 200_000)
+                running.withLock { $0[name, default: 0] -= 1 }
+                ran.withLock { $0 += 1 }
+                return nil
+            }
+        }
+        DispatchQueue.concurrentPerform(iterations: 8) { part in
+            for job in jobs[(part * 30)..<(part * 30 + 30)] { dispatcher.add(job) }
+        }
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(ran.withLock { $0 }, 240)
+        XCTAssertEqual(overlaps.withLock { $0 }, 0, "a queue ran two operations at once")
+        XCTAssertEqual(Set(dispatcher.queueNames), Set((0..<12).map { "queue-\($0)" }))
+        XCTAssertTrue(jobs.allSatisfy { $0.state == .finished })
+    }
+
     func testSharedDispatcherAndBlockingWait() throws {
         let job = ClosureJob { _ in "shared" }
         XCTAssertTrue(job.start())
