@@ -341,15 +341,31 @@ open class JobManager: @unchecked Sendable {
             case canceled
         }
         let stepsAtOnce = !hasOperationDidFinishHook
+        let endsAlone = stepsAtOnce && resultOfOneOperationIsItsOwn
         var deferred: DeferredBegin?
+        // The outcome is taken apart once: it holds an existential, and each copy of it goes through the
+        // runtime's value witnesses. The value is copied only for a job that may end here with it.
+        enum Kind { case success, failure, canceled }
+        let kind: Kind
+        var value: (any Sendable)?
+        var failure: (any Error)?
+        switch outcome {
+        case .success(let result):
+            kind = .success
+            if endsAlone { value = result }
+        case .failure(let error):
+            kind = .failure
+            failure = error
+        case .canceled:
+            kind = .canceled
+        }
         // What a failure asks of the retry policy is read here, before the lock: the error's
         // `isTransient` and `retryAfter` are its own code, which may call back into this manager.
         var failureAsk: (policy: RetryPolicy, ask: RetryPolicy.FailureAsk)?
-        if case .failure(let error) = outcome {
+        if let failure {
             let policy = job.retryPolicy
-            if policy.retries > 0 { failureAsk = (policy, policy.ask(of: error)) }
+            if policy.retries > 0 { failureAsk = (policy, policy.ask(of: failure)) }
         }
-        let endsAlone = !hasOperationDidFinishHook && resultOfOneOperationIsItsOwn
         let job = self.job
         func complete(_ g: inout Graph) -> Action {
             if didExecute {
@@ -363,7 +379,7 @@ open class JobManager: @unchecked Sendable {
                 return .none
             }
             g.inFlight -= 1
-            switch outcome {
+            switch kind {
             case .success:
                 let aggregate = g.setProgress(1, of: index)
                 g.finishedCount += 1
@@ -376,8 +392,9 @@ open class JobManager: @unchecked Sendable {
                 // The last one: the job's end reports 1 (unless the graph grows, and then later).
                 let progress = g.finishedCount == g.nodes.count ? nil : aggregate
                 return .succeeded(progress, stepsAtOnce ? g.step(manager: self, attempt: attempt) : nil)
-            case .failure(let error):
+            case .failure:
                 g.isLive = false
+                guard let error = failure else { return .none }
                 if let failureAsk,
                     let delay = failureAsk.policy.delay(answering: failureAsk.ask, retriesUsed: g.retriesUsed)
                 {
@@ -394,7 +411,7 @@ open class JobManager: @unchecked Sendable {
         // is in the job's state.
         let action: Action = core.withLock { s in
             let action = complete(&s.graph)
-            guard case .finishesAlone = action, case .success(let value) = outcome else { return action }
+            guard case .finishesAlone = action else { return action }
             return .ended(job.end(&s, to: .finished, attempt: attempt, result: value))
         }
         switch consume action {

@@ -253,8 +253,8 @@ open class QueueOperation: @unchecked Sendable {
         // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
         // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
         let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool)? = box.withLock { s in
-            guard s.phase == .executing, s.outcome == nil else { return nil }
-            s.outcome = s.isCancelled ? .canceled : outcome
+            guard s.phase == .executing, case .none = s.outcome else { return nil }
+            if s.isCancelled { s.outcome = .canceled } else { s.outcome = outcome }
             s.phase = .finished
             return (s.owner.take(), s.workQueue.take(), s.isCancelled)
         }
