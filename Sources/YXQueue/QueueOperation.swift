@@ -56,7 +56,15 @@ open class QueueOperation: @unchecked Sendable {
     /// An identifier of the resource the operation works on (for ``JobManager/operations(withResourceIdentifier:)``).
     public let resourceIdentifier: String?
 
-    private let box = Locked(State())
+    /// The operation's mutable state, touched only inside ``withState(_:)`` (under the operation's lock
+    /// in ``StripedLocks``): no run-time exclusivity check is needed, nor made.
+    @exclusivity(unchecked) private var state = State()
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always)
+    private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try StripedLocks.withLock(for: self) { try body(&state) }
+    }
 
     /// Creates an operation. Subclasses that add stored properties give them defaults or override this
     /// initializer (the default ``JobManager`` creates operations through it).
@@ -98,7 +106,7 @@ open class QueueOperation: @unchecked Sendable {
     /// Reports the fraction of this operation's work that is done (0…1). Cheap; call it as often as you
     /// like: the job aggregates and throttles.
     public func reportProgress(_ fraction: Double) {
-        guard let owner = box.withLock({ s in s.phase == .executing ? s.owner : nil }) else { return }
+        guard let owner = withState({ s in s.phase == .executing ? s.owner : nil }) else { return }
         owner.manager.operation(self, attempt: owner.attempt, index: owner.index, didReportProgress: fraction)
     }
 
@@ -108,9 +116,9 @@ open class QueueOperation: @unchecked Sendable {
     /// much of the job's work it does (a step that turns out to do the whole job, say). The job's
     /// progress never goes backwards: a change that would lower it takes effect as the work advances.
     public var progressWeight: Double {
-        get { box.withLock { $0.weight } }
+        get { withState { $0.weight } }
         set {
-            let owner = box.withLock { s -> Owner? in
+            let owner = withState { s -> Owner? in
                 s.weight = newValue
                 return s.phase == .finished ? nil : s.owner
             }
@@ -123,14 +131,14 @@ open class QueueOperation: @unchecked Sendable {
     // MARK: - Relations
 
     /// The manager running this operation (from when the manager takes it until it finishes).
-    public var manager: JobManager? { box.withLock { $0.owner?.manager } }
+    public var manager: JobManager? { withState { $0.owner?.manager } }
     /// The job this operation works for (from when the manager takes it until it finishes).
-    public var job: Job? { box.withLock { $0.owner?.job } }
+    public var job: Job? { withState { $0.owner?.job } }
     /// The attempt this operation belongs to (from when the manager takes it until it finishes).
-    var boundAttempt: Int? { box.withLock { $0.owner?.attempt } }
+    var boundAttempt: Int? { withState { $0.owner?.attempt } }
 
     /// Operations that must finish successfully before this one is submitted to its queue.
-    public var prerequisites: [QueueOperation] { box.withLock { $0.prerequisites } }
+    public var prerequisites: [QueueOperation] { withState { $0.prerequisites } }
 
     /// Makes this operation wait for `operation`. Call before this operation is submitted (in
     /// ``JobManager/makeOperations()`` or ``JobManager/operationDidFinish(_:)``).
@@ -141,7 +149,7 @@ open class QueueOperation: @unchecked Sendable {
     /// may be on another thread at any moment: give an operation already in the job a new
     /// prerequisite only after ``JobManager/addOperations(_:)`` took that prerequisite in.
     public func addPrerequisite(_ operation: QueueOperation) {
-        box.withLock { s in
+        withState { s in
             if !s.prerequisites.contains(where: { $0 === operation }) { s.prerequisites.append(operation) }
         }
     }
@@ -149,25 +157,25 @@ open class QueueOperation: @unchecked Sendable {
     // MARK: - State and outcome
 
     /// Whether the operation was canceled (on its own, or because its job ended).
-    public var isCancelled: Bool { box.withLock { $0.isCancelled } }
+    public var isCancelled: Bool { withState { $0.isCancelled } }
     /// Whether the work is under way.
-    public var isExecuting: Bool { box.withLock { $0.phase == .executing } }
+    public var isExecuting: Bool { withState { $0.phase == .executing } }
     /// Whether the operation ended (finished, failed or canceled).
-    public var isFinished: Bool { box.withLock { $0.phase == .finished } }
+    public var isFinished: Bool { withState { $0.phase == .finished } }
 
     /// How the operation ended, once it did.
-    public var outcome: Outcome? { box.withLock { $0.outcome } }
+    public var outcome: Outcome? { withState { $0.outcome } }
     /// The result, when the operation succeeded.
     public var result: (any Sendable)? {
         // Taken under the lock: one copy of the value, not one of the outcome and then of the value.
-        box.withLock { s in
+        withState { s in
             if case .success(let value)? = s.outcome { return value }
             return nil
         }
     }
     /// The error, when the operation failed.
     public var error: (any Error)? {
-        box.withLock { s in
+        withState { s in
             if case .failure(let error)? = s.outcome { return error }
             return nil
         }
@@ -179,7 +187,7 @@ open class QueueOperation: @unchecked Sendable {
     /// To stop a job, cancel the job (``Job/cancel()``): it cancels its operations. A subclass that
     /// overrides this calls `super.cancel()`.
     open func cancel() {
-        let signal = box.withLock { s -> Bool in
+        let signal = withState { s -> Bool in
             s.isCancelled = true
             return s.phase == .executing
         }
@@ -191,7 +199,7 @@ open class QueueOperation: @unchecked Sendable {
     /// Runs the operation in `queue`, which gave it a slot: executes it unless it or its job was
     /// canceled. The slot is freed when it ends.
     func run(in queue: WorkQueue) {
-        let claim: (claimed: Bool, owner: Owner?, canceled: Bool) = box.withLock { s in
+        let claim: (claimed: Bool, owner: Owner?, canceled: Bool) = withState { s in
             guard s.phase == .idle else { return (false, nil, false) }
             s.phase = .starting
             s.workQueue = queue
@@ -215,7 +223,7 @@ open class QueueOperation: @unchecked Sendable {
             finish(.canceled, notify: nil, didExecute: false)
             return
         }
-        let canceledMeanwhile = box.withLock { s -> Bool in
+        let canceledMeanwhile = withState { s -> Bool in
             s.phase = .executing
             return s.isCancelled
         }
@@ -232,7 +240,7 @@ open class QueueOperation: @unchecked Sendable {
     }
 
     private func signalCancel() {
-        let first = box.withLock { s -> Bool in
+        let first = withState { s -> Bool in
             guard !s.cancelSignaled else { return false }
             s.cancelSignaled = true
             return true
@@ -252,7 +260,7 @@ open class QueueOperation: @unchecked Sendable {
         // manager and queue slot, which are moved out (no copies to retain and release) and told after.
         // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
         // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
-        let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool)? = box.withLock { s in
+        let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool)? = withState { s in
             guard s.phase == .executing, case .none = s.outcome else { return nil }
             if s.isCancelled { s.outcome = .canceled } else { s.outcome = outcome }
             s.phase = .finished
@@ -274,14 +282,14 @@ open class QueueOperation: @unchecked Sendable {
 
     /// Ends an operation that did not execute (canceled, or its attempt is over).
     private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool) {
-        box.withLock { s in
+        withState { s in
             if s.outcome == nil { s.outcome = outcome }
         }
         if let owner {
             owner.manager.operationDidComplete(
                 self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: didExecute)
         }
-        let queue = box.withLock { s -> WorkQueue? in
+        let queue = withState { s -> WorkQueue? in
             s.phase = .finished
             s.owner = nil  // the job, its manager and this operation no longer hold each other
             return s.workQueue.take()
@@ -299,7 +307,7 @@ open class QueueOperation: @unchecked Sendable {
     ///   belongs to that attempt (added twice), or `.alreadyRan` when it ran before (an operation runs
     ///   once).
     func bind(to manager: JobManager, attempt: Int, index: Int, movingFromReplacedSet: Bool = false) -> BindResult {
-        box.withLock { s in
+        withState { s in
             let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
             if !movingFromReplacedSet, let current = s.place, current.manager == place.manager,
                 current.attempt == attempt
@@ -317,7 +325,7 @@ open class QueueOperation: @unchecked Sendable {
 
     /// The operation's index in `manager`'s graph for `attempt`, if it belongs to it.
     func nodeIndex(in manager: JobManager, attempt: Int) -> Int? {
-        box.withLock { s in
+        withState { s in
             guard let place = s.place, place.manager == ObjectIdentifier(manager), place.attempt == attempt else {
                 return nil
             }
@@ -327,7 +335,7 @@ open class QueueOperation: @unchecked Sendable {
 
     /// Lets go of the job and manager of an operation that was never started (its attempt ended).
     func unbindIfIdle() {
-        box.withLock { s in if s.phase == .idle { s.owner = nil } }
+        withState { s in if s.phase == .idle { s.owner = nil } }
     }
 
     /// Strong references, held only while the operation belongs to a live attempt: released when it
