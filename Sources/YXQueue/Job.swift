@@ -63,6 +63,13 @@ open class Job: @unchecked Sendable {
 
     let core: Locked<Core>
 
+    /// The manager, once the job was first started. Read and written only with `core` locked (no run-time
+    /// exclusivity check is needed, nor made). It lives in the job, not in `core`: the manager holds
+    /// `core` (its graph is there), and `core` holding the manager would make a cycle that only a lock in
+    /// the job's `deinit` could break, where dropping the job's last reference with `core` locked (an
+    /// observer's removal, say) would wait for ever.
+    @exclusivity(unchecked) private var lockedManager: JobManager?
+
     /// Creates a job.
     ///
     /// - Parameters:
@@ -80,13 +87,6 @@ open class Job: @unchecked Sendable {
         self.callbackQueue = callbackQueue
         self.limits = retryPolicy == .never && deadline == nil ? nil : Limits(retryPolicy: retryPolicy, deadline: deadline)
         self.core = Locked(Core())
-    }
-
-    deinit {
-        // The manager holds this job's state (its graph is there): the state lets go of the manager, so that
-        // neither keeps the other. The manager is returned out of the lock and released there (a manager's
-        // deinit may be a subclass's code).
-        _ = core.withLock { $0.manager.take() }
     }
 
     // MARK: - What serves the job (override in subclasses)
@@ -122,7 +122,7 @@ open class Job: @unchecked Sendable {
     /// Whether an attempt is under way (accepted by a dispatcher and not yet in a terminal state).
     public var isActive: Bool { core.withLock { $0.isActive } }
     /// The manager that runs this job, once the job was started.
-    public var manager: JobManager? { core.withLock { $0.manager } }
+    public var manager: JobManager? { core.withLock { _ in lockedManager } }
     /// The dispatcher of the current or last attempt.
     public var dispatcher: Dispatcher? { core.withLock { $0.dispatcher } }
 
@@ -192,10 +192,10 @@ open class Job: @unchecked Sendable {
             guard s.state == .ready || s.state.isRestartable else { return .refused }
             let manager: JobManager
             var isFresh = false
-            if let existing = s.manager {
+            if let existing = lockedManager {
                 manager = existing
             } else if let made = made ?? ownClass?.init(job: self) {
-                s.manager = made
+                lockedManager = made
                 manager = made
                 isFresh = true
             } else {
@@ -489,7 +489,7 @@ open class Job: @unchecked Sendable {
             }
         }
         return Ending(
-            terminal: terminal, error: error, manager: s.manager, attempt: attempt, dispatcher: s.dispatcher,
+            terminal: terminal, error: error, manager: lockedManager, attempt: attempt, dispatcher: s.dispatcher,
             unregisterNow: unregisterNow, place: s.place, wake: wake, ranFor: ranFor, metrics: s.metrics)
     }
 
@@ -642,7 +642,6 @@ open class Job: @unchecked Sendable {
         var attempt = 0
         var isActive = false
         var dispatcher: Dispatcher?
-        var manager: JobManager?
         var result: (any Sendable)?
         var error: (any Error)?
         var progress: Double = 0

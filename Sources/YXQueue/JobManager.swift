@@ -571,7 +571,10 @@ open class JobManager: @unchecked Sendable {
             case .alreadyBound:
                 return nil
             case .alreadyRan:
-                return "\(operation) already ran: an operation runs once, so makeOperations() must build new ones"
+                // `.description`, not the operation itself: interpolating a value may run its own code (a
+                // `TextOutputStreamable` conformance), and this runs under the job's lock.
+                return "\(operation.description) already ran: an operation runs once, "
+                    + "so makeOperations() must build new ones"
             case .added(let weight):
                 let node = Node(operation: operation, weight: max(0, weight))
                 nodes.append(node)
@@ -611,8 +614,9 @@ open class JobManager: @unchecked Sendable {
                         nodes[other].operation === prerequisite
                     else {
                         isLive = false
+                        let waiting = nodes[index].operation.description
                         return .fail(.invalidOperationGraph(
-                            "\(nodes[index].operation) waits for \(prerequisite), which is not part of the job"))
+                            "\(waiting) waits for \(prerequisite.description), which is not part of the job"))
                     }
                     if !nodes[other].isFinished { satisfied = false }
                 }

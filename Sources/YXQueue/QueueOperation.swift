@@ -256,15 +256,19 @@ open class QueueOperation: @unchecked Sendable {
     }
 
     private func record(_ outcome: Outcome) {
-        // One lock: the outcome is recorded, the operation counts as finished, and it lets go of its job,
-        // manager and queue slot, which are moved out (no copies to retain and release) and told after.
         // The outcome is copied once, into the state; the rest of the way it is passed on borrowed (an
         // outcome holds an existential, whose copies go through the runtime's generic value witnesses).
-        let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool)? = withState { s in
+        //
+        // A manager whose `operationDidFinish` may run (a subclass's) sees the operation as it always did:
+        // still bound to its job and not yet finished; it is let go after the manager was told. For the
+        // others, one lock: the outcome is recorded, the operation counts as finished, and it lets go of
+        // its job, manager and queue slot, moved out (no copies to retain and release) and told after.
+        let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool, letGo: Bool)? = withState { s in
             guard s.phase == .executing, case .none = s.outcome else { return nil }
             if s.isCancelled { s.outcome = .canceled } else { s.outcome = outcome }
+            if s.owner?.manager.hasOperationDidFinishHook ?? false { return (s.owner, nil, s.isCancelled, false) }
             s.phase = .finished
-            return (s.owner.take(), s.workQueue.take(), s.isCancelled)
+            return (s.owner.take(), s.workQueue.take(), s.isCancelled, true)
         }
         guard let completed else { return }
         if let owner = completed.owner {
@@ -277,7 +281,23 @@ open class QueueOperation: @unchecked Sendable {
                     self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: true)
             }
         }
-        completed.queue?.slotFreed()
+        if completed.letGo {
+            completed.queue?.slotFreed()
+        } else {
+            letGo()
+        }
+    }
+
+    /// The operation counts as finished, lets go of its job and manager (released after the lock: the
+    /// last reference to the job may go with them, and with it code of its subclasses), and frees its
+    /// queue slot.
+    private func letGo() {
+        let (owner, queue) = withState { s -> (Owner?, WorkQueue?) in
+            s.phase = .finished
+            return (s.owner.take(), s.workQueue.take())
+        }
+        _ = consume owner  // the job, its manager and this operation no longer hold each other
+        queue?.slotFreed()
     }
 
     /// Ends an operation that did not execute (canceled, or its attempt is over).
@@ -289,12 +309,7 @@ open class QueueOperation: @unchecked Sendable {
             owner.manager.operationDidComplete(
                 self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: didExecute)
         }
-        let queue = withState { s -> WorkQueue? in
-            s.phase = .finished
-            s.owner = nil  // the job, its manager and this operation no longer hold each other
-            return s.workQueue.take()
-        }
-        queue?.slotFreed()
+        letGo()
     }
 
     // MARK: - Binding (called by JobManager)
@@ -307,7 +322,10 @@ open class QueueOperation: @unchecked Sendable {
     ///   belongs to that attempt (added twice), or `.alreadyRan` when it ran before (an operation runs
     ///   once).
     func bind(to manager: JobManager, attempt: Int, index: Int, movingFromReplacedSet: Bool = false) -> BindResult {
-        withState { s in
+        // An owner this replaces is released after the operation's lock (see `letGo()`).
+        var replaced: Owner?
+        defer { _ = consume replaced }
+        return withState { s in
             let place = Place(manager: ObjectIdentifier(manager), attempt: attempt, index: index)
             if !movingFromReplacedSet, let current = s.place, current.manager == place.manager,
                 current.attempt == attempt
@@ -315,6 +333,7 @@ open class QueueOperation: @unchecked Sendable {
                 return .alreadyBound
             }
             guard s.phase == .idle else { return .alreadyRan }
+            replaced = s.owner.take()
             s.owner = Owner(manager: manager, job: manager.job, attempt: attempt, index: index)
             s.place = place
             return .added(weight: s.weight)
@@ -335,7 +354,8 @@ open class QueueOperation: @unchecked Sendable {
 
     /// Lets go of the job and manager of an operation that was never started (its attempt ended).
     func unbindIfIdle() {
-        withState { s in if s.phase == .idle { s.owner = nil } }
+        let owner = withState { s in s.phase == .idle ? s.owner.take() : nil }
+        _ = consume owner  // released after the operation's lock (see `letGo()`)
     }
 
     /// Strong references, held only while the operation belongs to a live attempt: released when it

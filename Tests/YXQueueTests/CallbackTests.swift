@@ -177,6 +177,33 @@ final class CallbackTests: XCTestCase {
         XCTAssertEqual(calls.all, ["finished"])
     }
 
+    /// An observer's closure may hold the job; when it holds the last reference, removing the observer
+    /// (with the job's state locked) lets the job go, and nothing of the job's end takes that lock again.
+    func testRemovingAnObserverThatHoldsTheLastReferenceToItsJobReturns() async throws {
+        let dispatcher = Dispatcher(name: "token-last-reference")
+        weak var weakJob: Job?
+        var token: JobObservation?
+        do {
+            let job = ClosureJob { _ in 1 }
+            weakJob = job
+            token = job.observe(.terminal) { _, _ in _ = job.tag }
+            dispatcher.add(job)
+            _ = try await job.value
+            await dispatcher.waitForAllJobs()
+        }
+        XCTAssertNotNil(weakJob, "the observer's closure holds the job")
+        let removal = token
+        token = nil
+        let returned = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            removal?.invalidate()
+            returned.signal()
+        }
+        XCTAssertEqual(returned.wait(timeout: .now() + 10), .success, "invalidating the token did not return")
+        await eventually { weakJob == nil }
+        XCTAssertNil(weakJob)
+    }
+
     func testObserversHearOnlyTheKindsTheyAskForAndUnwantedEventsAreNotQueued() async throws {
         let dispatcher = Dispatcher(name: "kinds")
         let callbacks = DispatchQueue(label: "kinds.callbacks")

@@ -267,6 +267,41 @@ final class SchedulingTests: XCTestCase {
         XCTAssertNil(weakGraphManager, "the job's state keeps its manager")
     }
 
+    /// A manager's `operationDidFinish` sees the operation still bound to its job and not yet finished,
+    /// and a new progress weight set there still counts.
+    func testOperationDidFinishSeesTheOperationBoundToItsJob() async throws {
+        final class Seen: @unchecked Sendable {
+            let lock = NSLock()
+            var values: [String] = []
+            func add(_ value: String) { lock.withLock { values.append(value) } }
+        }
+        final class WatchingManager: JobManager, @unchecked Sendable {
+            static let seen = Seen()
+            override func makeOperations() -> [QueueOperation] {
+                let first = AnyTaskOperation(queue: "watching") { _ in "first" }
+                let second = AnyTaskOperation(queue: "watching") { _ in "second" }
+                second.addPrerequisite(first)
+                return [first, second]
+            }
+            override func operationDidFinish(_ operation: QueueOperation) {
+                Self.seen.add("job: \(operation.job === job), manager: \(operation.manager === self), "
+                    + "finished: \(operation.isFinished), result: \(operation.result as? String ?? "none")")
+            }
+        }
+        final class WatchingJob: Job, @unchecked Sendable {
+            override class var managerClass: JobManager.Type { WatchingManager.self }
+        }
+        let dispatcher = Dispatcher(name: "watching")
+        let job = WatchingJob()
+        dispatcher.add(job)
+        let result = try await job.value
+        XCTAssertEqual(result as? String, "second")
+        XCTAssertEqual(WatchingManager.seen.values, [
+            "job: true, manager: true, finished: false, result: first",
+            "job: true, manager: true, finished: false, result: second",
+        ])
+    }
+
     func testManagerCanGrowTheGraphWhenAnOperationFinishes() async throws {
         final class ProbeThenPartsManager: JobManager, @unchecked Sendable {
             let model = "parts"
