@@ -468,10 +468,7 @@ open class Job: @unchecked Sendable {
             }
         }
         let kind: JobEvent.Kinds = terminal == .finished ? .finished : terminal == .failed ? .failed : .canceled
-        // (Field by field: a call of `wants` on the state held inout made the optimizer copy all of it.)
-        let heard = !s.delegates.isEmpty || s.observedKinds.contains(kind)
-            || (s.dispatcher?.observedKinds.contains(kind) ?? false)
-        if heard {
+        if Core.wants(kind, delegates: s.delegates, observedKinds: s.observedKinds, dispatcher: s.dispatcher) {
             switch terminal {
             case .finished: wake = post(.event(.finished(result), attempt: attempt), in: &s) || wake
             // A failure always comes with its error.
@@ -710,6 +707,14 @@ open class Job: @unchecked Sendable {
         /// Whether anyone would hear an event of `kind`: a delegate (it has a method for every event),
         /// an observer of the job that wants it, or one of its dispatcher.
         func wants(_ kind: JobEvent.Kinds) -> Bool {
+            Core.wants(kind, delegates: delegates, observedKinds: observedKinds, dispatcher: dispatcher)
+        }
+
+        /// ``wants(_:)``, given the fields it reads: for a caller that holds the state `inout`, where a
+        /// call of the method made the optimizer copy the whole state first (about 600 instructions).
+        static func wants(
+            _ kind: JobEvent.Kinds, delegates: [WeakDelegate], observedKinds: JobEvent.Kinds, dispatcher: Dispatcher?
+        ) -> Bool {
             !delegates.isEmpty || observedKinds.contains(kind) || (dispatcher?.observedKinds.contains(kind) ?? false)
         }
     }
