@@ -56,6 +56,9 @@ final class Transfer: @unchecked Sendable {
     var responseChecked = false
     /// Why the transfer was stopped before curl finished it, if it was.
     var stop: TransferStop?
+    /// Verified against the whole trust setting, after the CA directory alone failed (see
+    /// ``TrustStore``).
+    var usesWholeTrust = false
     /// Paused by the speed limit.
     var isPaused = false
     /// Whether the speed limit ever paused it: its easy handle is then not reused (a reset handle kept

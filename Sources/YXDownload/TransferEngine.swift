@@ -88,8 +88,11 @@ public final class TransferEngine: Sendable {
             name: name, logger: logger, metricsFactory: metricsFactory, logsConnectionDetails: logsConnectionDetails)
         self.instruments = instruments
         let transfers = EngineTransferCount()
+        let fallbacks = TrustStore.Fallbacks()
         let lanes = (0..<max(1, lanes)).map {
-            TransferLane(number: $0, idleTimeout: idleTimeout, transfers: transfers, instruments: instruments)
+            TransferLane(
+                number: $0, idleTimeout: idleTimeout, transfers: transfers, trustFallbacks: fallbacks,
+                instruments: instruments)
         }
         self.lanes = lanes
         self.idleTimeout = lanes[0].idleTimeout

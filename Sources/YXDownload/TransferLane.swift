@@ -84,12 +84,18 @@ final class TransferLane: @unchecked Sendable {
     private var refused: [Transfer] = []
     /// The size of ``gathered``: one receive of `CURLOPT_BUFFERSIZE`.
     static let coalescingCapacity = 256 * 1024
+    /// Origins whose certificates the CA directory alone failed to verify, shared by the engine's lanes.
+    private let trustFallbacks: TrustStore.Fallbacks
 
     /// Creates a lane. It holds no thread until the first command.
-    init(number: Int, idleTimeout: TimeInterval, transfers: EngineTransferCount, instruments: DownloadInstruments) {
+    init(
+        number: Int, idleTimeout: TimeInterval, transfers: EngineTransferCount, trustFallbacks: TrustStore.Fallbacks,
+        instruments: DownloadInstruments
+    ) {
         self.number = number
         self.idleTimeout = idleTimeout.isFinite ? max(0, idleTimeout) : 86_400
         self.engineTransfers = transfers
+        self.trustFallbacks = trustFallbacks
         self.instruments = instruments
     }
 
@@ -360,6 +366,10 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
+        if request.verifyTLS {
+            if request.trust.directoryFirst, trustFallbacks.contains(request.url) { transfer.usesWholeTrust = true }
+            request.trust.apply(to: handle, directoryOnly: !transfer.usesWholeTrust)
+        }
         _ = yx_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, YX_CURL_HTTP_VERSION_2TLS)
         // Waiting for a connection to say whether it multiplexes only pays over TLS (HTTP/2); over plain
         // http it made new transfers wait behind a paused one (seen with --max-speed on curl 7.88).
@@ -592,17 +602,47 @@ final class TransferLane: @unchecked Sendable {
                 let transfer = active[handle]
             else { continue }
             let code = message.pointee.data.result
+            if code == CURLE_PEER_FAILED_VERIFICATION, retryWithWholeTrust(transfer) { continue }
             finish(transfer, outcome(of: transfer, code: code))
         }
     }
 
-    private func outcome(of transfer: Transfer, code: CURLcode) -> TransferOutcome {
-        if let handle = transfer.handle {
-            var connects = 0
-            if yx_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
-                inbox.withLock { $0.connectionCount += connects }
-            }
+    /// A transfer whose connection failed verification against the CA directory alone is made again
+    /// against the whole trust setting (see ``TrustStore``). Verification comes before any byte of the
+    /// response: there is nothing to undo but the handle. Returns whether it was.
+    private func retryWithWholeTrust(_ transfer: Transfer) -> Bool {
+        guard transfer.request.verifyTLS, transfer.request.trust.directoryFirst, !transfer.usesWholeTrust,
+            transfer.stop == nil, !transfer.responseChecked, !transfer.isPaused, gatherer !== transfer,
+            let handle = transfer.handle
+        else { return false }
+        transfer.usesWholeTrust = true
+        trustFallbacks.insert(transfer.request.url)
+        countConnections(of: handle)
+        active[handle] = nil
+        engineTransfers.count.subtract(1, ordering: .relaxed)
+        if let multi { curl_multi_remove_handle(multi, handle) }
+        curl_easy_cleanup(handle)
+        transfer.handle = nil
+        if let list = transfer.headerList {
+            curl_slist_free_all(list)
+            transfer.headerList = nil
         }
+        transfer.response = TransferResponse()
+        transfer.errorBuffer.pointee = 0
+        add(transfer)
+        return true
+    }
+
+    /// Adds the connections a transfer's handle opened to the lane's count.
+    private func countConnections(of handle: UnsafeMutableRawPointer) {
+        var connects = 0
+        if yx_easy_getinfo_long(handle, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK, connects > 0 {
+            inbox.withLock { $0.connectionCount += connects }
+        }
+    }
+
+    private func outcome(of transfer: Transfer, code: CURLcode) -> TransferOutcome {
+        if let handle = transfer.handle { countConnections(of: handle) }
         // An empty body never reached the write callback: check the response now.
         if code == CURLE_OK { _ = transfer.checkResponse() }
         switch transfer.stop {

@@ -17,6 +17,8 @@ struct TransferRequest: Sendable {
     /// Give up when no byte arrived for this long.
     var stallTimeout: TimeInterval
     var verifyTLS: Bool
+    /// What a verified connection trusts.
+    var trust = TrustStore.system
     var maxRedirects: Int = 10
 
     /// The value of curl's `CURLOPT_RANGE`, if any.
