@@ -113,7 +113,7 @@ final class TransferLane: @unchecked Sendable {
     }
 
     /// `curl_global_init`, once per process; its result.
-    private static let initializeLibcurl: CURLcode = yx_curl_global_init()
+    static let initializeLibcurl: CURLcode = yx_curl_global_init()
 
     /// Why no lane can run, when curl could not be initialised.
     private static let globalFailure: String? = {
@@ -602,21 +602,31 @@ final class TransferLane: @unchecked Sendable {
                 let transfer = active[handle]
             else { continue }
             let code = message.pointee.data.result
-            if code == CURLE_PEER_FAILED_VERIFICATION, retryWithWholeTrust(transfer) { continue }
+            if code == CURLE_PEER_FAILED_VERIFICATION, retryWithWholeTrust(transfer, handle: handle) { continue }
             finish(transfer, outcome(of: transfer, code: code))
         }
     }
 
-    /// A transfer whose connection failed verification against the CA directory alone is made again
-    /// against the whole trust setting (see ``TrustStore``). Verification comes before any byte of the
-    /// response: there is nothing to undo but the handle. Returns whether it was.
-    private func retryWithWholeTrust(_ transfer: Transfer) -> Bool {
+    /// A transfer whose connection failed verification against the CA directory alone, for want of a
+    /// trusted issuer, is made again against the whole trust setting (see ``TrustStore``). Verification
+    /// comes before any byte of the final response's body: what is undone is the handle, and the headers
+    /// of any redirect before it (the retry starts from the request's URL). Returns whether it was.
+    private func retryWithWholeTrust(_ transfer: Transfer, handle: UnsafeMutableRawPointer) -> Bool {
         guard transfer.request.verifyTLS, transfer.request.trust.directoryFirst, !transfer.usesWholeTrust,
-            transfer.stop == nil, !transfer.responseChecked, !transfer.isPaused, gatherer !== transfer,
-            let handle = transfer.handle
+            transfer.stop == nil, !transfer.responseChecked, !transfer.isPaused, gatherer !== transfer
+        else { return false }
+        var verifyResult = 0
+        guard yx_easy_getinfo_long(handle, CURLINFO_SSL_VERIFYRESULT, &verifyResult) == CURLE_OK,
+            TrustStore.issuerFailures.contains(verifyResult)
         else { return false }
         transfer.usesWholeTrust = true
         trustFallbacks.insert(transfer.request.url)
+        var effective: UnsafeMutablePointer<CChar>?
+        if yx_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
+            let url = URL(string: String(cString: effective))
+        {
+            trustFallbacks.insert(url)  // a redirect's target, where the handshake failed
+        }
         countConnections(of: handle)
         active[handle] = nil
         engineTransfers.count.subtract(1, ordering: .relaxed)

@@ -8,16 +8,22 @@ import YXQueue
 /// libcurl built with both a CA file and a CA directory (as Debian's and Ubuntu's libcurl with OpenSSL
 /// are: `/etc/ssl/certs/ca-certificates.crt` and `/etc/ssl/certs`) reads and parses the whole file for
 /// every connection: it keeps a parsed store for later connections only when the store comes from a
-/// file alone (see `CURLOPT_CA_CACHE_TIMEOUT`). OpenSSL 3 takes about 19 ms of CPU to parse the 140
-/// certificates of the system bundle, so a download in 8 segments paid 150 ms before its first byte.
-/// The directory holds the same certificates, each in a file named after the hash of its subject, which
-/// OpenSSL opens only when a chain needs it.
+/// file alone (see `CURLOPT_CA_CACHE_TIMEOUT`). OpenSSL 3 takes about 19 ms of CPU to parse the 139
+/// certificates of Debian's bundle, so a download in 8 segments over 8 connections spent 150 ms of CPU
+/// before its first byte. The directory holds the same certificates (`update-ca-certificates` writes
+/// both), each in a file named after the hash of its subject, which OpenSSL opens only when a chain
+/// needs it.
 ///
-/// So, with ``directoryFirst``, a connection first trusts the directory alone. When it fails
-/// verification that way, the transfer is made once more with the whole setting (the file and the
-/// directory), and fails only if that fails too: what is accepted is exactly what the whole setting
-/// accepts, and a certificate added to the file but not to the directory costs one more handshake (for
-/// the first transfer to that origin: the engine remembers it, see ``Fallbacks``), not a failure.
+/// So, with ``directoryFirst``, a connection first trusts the directory alone. When that fails for want
+/// of a trusted issuer, the transfer is made once more with the whole setting (the file and the
+/// directory), and fails only if that fails too; the engine remembers the origin, and its later
+/// transfers use the whole setting at once (``Fallbacks``; transfers already under way pay their own
+/// second handshake). A certificate added to the file but not to the directory therefore costs a
+/// handshake, not a failure. The directory alone could accept what the whole setting refuses only where
+/// the two disagree about a certificate of the directory: trust settings the file holds for it (its
+/// `TRUSTED CERTIFICATE` blocks, which the directory does not carry), or another certificate with its
+/// name. ``appliesTo(tlsLibrary:caFile:caDirectory:)`` therefore asks for a file that carries no trust
+/// settings and lies inside the directory, as a set that one tool maintains does.
 struct TrustStore: Sendable, Equatable {
     /// The CA file; nil: libcurl's built-in one.
     var file: String?
@@ -29,6 +35,10 @@ struct TrustStore: Sendable, Equatable {
     /// libcurl's built-in setting, with the directory first where ``appliesTo(tlsLibrary:caFile:caDirectory:)``
     /// says so.
     static let system: TrustStore = {
+        // `curl_version_info` is safe from any thread only once libcurl is initialized.
+        guard TransferLane.initializeLibcurl == CURLE_OK else {
+            return TrustStore(file: nil, directory: nil, directoryFirst: false)
+        }
         var directoryFirst = false
         if let info = curl_version_info(CURLVERSION_NINTH)?.pointee {
             // The built-in paths are reported from the ninth version of the structure on (libcurl 7.70).
@@ -42,20 +52,35 @@ struct TrustStore: Sendable, Equatable {
     }()
 
     /// Whether the directory is worth trying alone, for libcurl built with these settings: it uses
-    /// OpenSSL or a fork of it (whose store libcurl does not keep when it has a directory; GnuTLS ignores
-    /// the directory), it has both a CA file and a CA directory, and the directory exists.
+    /// OpenSSL or a fork of it (the library whose parsed store libcurl does not keep when a directory is
+    /// set; other libraries were not measured), it has both a CA file and a CA directory, the file lies in
+    /// the directory, and the file holds no trust settings (see ``TrustStore``).
     static func appliesTo(tlsLibrary: String?, caFile: String?, caDirectory: String?) -> Bool {
         // A build with several TLS libraries names the inactive ones in parentheses, first.
         guard let tlsLibrary, ["OpenSSL/", "LibreSSL/", "BoringSSL", "quictls/"].contains(where: tlsLibrary.hasPrefix)
         else { return false }
         guard let caFile, !caFile.isEmpty, let caDirectory, !caDirectory.isEmpty else { return false }
+        let directory = URL(fileURLWithPath: caDirectory, isDirectory: true).standardizedFileURL.path
+        guard URL(fileURLWithPath: caFile).deletingLastPathComponent().standardizedFileURL.path == directory else {
+            return false
+        }
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: caDirectory, isDirectory: &isDirectory) && isDirectory.boolValue
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+            let contents = FileManager.default.contents(atPath: caFile)
+        else { return false }
+        return contents.range(of: Data("TRUSTED CERTIFICATE".utf8)) == nil
     }
 
-    /// The origins whose certificates the directory alone failed to verify, in one engine: their later
-    /// transfers use the whole setting at once, not one failed handshake each. Empty for almost every run,
-    /// and then asked without a lock.
+    /// OpenSSL's verification results that other trust anchors can change: no trusted issuer found
+    /// (`X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT`, `…_LOCALLY`, `…_UNABLE_TO_VERIFY_LEAF_SIGNATURE`), a
+    /// self-signed certificate (`…_DEPTH_ZERO_SELF_SIGNED_CERT`, `…_SELF_SIGNED_CERT_IN_CHAIN`), a
+    /// certificate not trusted or rejected (`…_CERT_UNTRUSTED`, `…_CERT_REJECTED`). An expired
+    /// certificate or a wrong host name fails the same way whatever is trusted: it is not tried again.
+    static let issuerFailures: Set<Int> = [2, 18, 19, 20, 21, 27, 28]
+
+    /// The origins whose certificates the directory alone failed to verify (for want of a trusted
+    /// issuer), in one engine: their later transfers use the whole setting at once, not one failed
+    /// handshake each. Empty for almost every run, and then asked without a lock.
     final class Fallbacks: Sendable {
         private let origins = Locked<Set<Origin>>([])
         private let isEmpty = Atomic<Bool>(true)

@@ -70,14 +70,16 @@ final class TrustStoreTests: DownloadTestCase {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(tool) \(arguments.joined(separator: " "))")
+        // waitpid, not waitUntilExit(), which spins a run loop and can hang in an async test.
+        var status: Int32 = 0
+        while waitpid(process.processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        XCTAssertEqual((status >> 8) & 0xFF, 0, "\(tool) \(arguments.joined(separator: " "))")
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func fetch(trusting trust: TrustStore) async throws -> TransferOutcome {
+    private func fetch(trusting trust: TrustStore, host: String = "127.0.0.1") async throws -> TransferOutcome {
         var request = TransferRequest(
-            url: URL(string: "https://127.0.0.1:\(tls.port)/t.bin")!, userAgent: "test", connectTimeout: 10,
+            url: URL(string: "https://\(host):\(tls.port)/t.bin")!, userAgent: "test", connectTimeout: 10,
             stallTimeout: 20, verifyTLS: true)
         request.trust = trust
         let handler = Handler()
@@ -119,29 +121,65 @@ final class TrustStoreTests: DownloadTestCase {
         XCTAssertEqual(engine.connectionsOpened, 2, "tried once more with the whole setting, and no more")
     }
 
+    func testAWrongHostNameIsNotTriedAgain() async throws {
+        // The certificate names 127.0.0.1 only; the directory trusts it. No other trust setting can make
+        // the name right: one connection, and the error says what is wrong.
+        let trust = TrustStore(
+            file: certificate.path, directory: try caDirectory(named: "ca", holding: [certificate]), directoryFirst: true)
+        guard case .failure(let error) = try await fetch(trusting: trust, host: "localhost") else {
+            return XCTFail("expected a failure")
+        }
+        XCTAssertEqual(error.kind, .tls)
+        XCTAssertEqual(engine.connectionsOpened, 1)
+    }
+
     func testWithoutDirectoryFirstTheWholeSettingIsUsedAtOnce() async throws {
         let trust = TrustStore(
             file: certificate.path, directory: try caDirectory(named: "empty", holding: []), directoryFirst: false)
         guard case .success = try await fetch(trusting: trust) else { return XCTFail("expected a success") }
         XCTAssertEqual(engine.connectionsOpened, 1)
     }
+}
 
-    func testTheDirectoryGoesFirstOnlyWithTheOpenSSLFamilyAndBothPaths() throws {
-        let existing = directory.path
-        XCTAssertTrue(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: "/x.crt", caDirectory: existing))
-        XCTAssertTrue(TrustStore.appliesTo(tlsLibrary: "LibreSSL/3.8.2", caFile: "/x.crt", caDirectory: existing))
-        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "GnuTLS/3.7.9", caFile: "/x.crt", caDirectory: existing))
+/// When the CA directory goes first: which libcurl builds and which CA files.
+final class TrustStoreRuleTests: XCTestCase {
+    func testTheDirectoryGoesFirstOnlyWithTheOpenSSLFamilyBothPathsAndAFileInTheDirectoryWithoutTrustSettings()
+        throws
+    {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-rule-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plain = folder.appendingPathComponent("bundle.crt")
+        try Data("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8).write(to: plain)
+        let marked = folder.appendingPathComponent("marked.crt")
+        try Data("-----BEGIN TRUSTED CERTIFICATE-----\nMIIB\n-----END TRUSTED CERTIFICATE-----\n".utf8).write(to: marked)
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("trust-rule-\(UUID().uuidString).crt")
+        try Data(contentsOf: plain).write(to: outside)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let dir = folder.path
+
+        XCTAssertTrue(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: plain.path, caDirectory: dir))
+        XCTAssertTrue(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: plain.path, caDirectory: dir + "/"))
+        XCTAssertTrue(TrustStore.appliesTo(tlsLibrary: "LibreSSL/3.8.2", caFile: plain.path, caDirectory: dir))
+        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "GnuTLS/3.7.9", caFile: plain.path, caDirectory: dir))
         XCTAssertFalse(
-            TrustStore.appliesTo(tlsLibrary: "(OpenSSL/3.0.19) GnuTLS/3.7.9", caFile: "/x.crt", caDirectory: existing),
+            TrustStore.appliesTo(tlsLibrary: "(OpenSSL/3.0.19) GnuTLS/3.7.9", caFile: plain.path, caDirectory: dir),
             "a multi-TLS build whose active library is GnuTLS")
-        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: nil, caFile: "/x.crt", caDirectory: existing))
-        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: nil, caDirectory: existing))
-        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: "/x.crt", caDirectory: nil))
-        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: "/x.crt", caDirectory: ""))
+        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: nil, caFile: plain.path, caDirectory: dir))
+        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: nil, caDirectory: dir))
+        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: plain.path, caDirectory: nil))
+        XCTAssertFalse(TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: plain.path, caDirectory: ""))
         XCTAssertFalse(
-            TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: "/x.crt", caDirectory: existing + "/missing"))
+            TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: outside.path, caDirectory: dir),
+            "a file outside the directory: nothing says one tool keeps them together")
         XCTAssertFalse(
-            TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: "/x.crt", caDirectory: certificate.path),
+            TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: marked.path, caDirectory: dir),
+            "trust settings in the file, which the directory does not carry")
+        XCTAssertFalse(
+            TrustStore.appliesTo(
+                tlsLibrary: "OpenSSL/3.0.19", caFile: folder.appendingPathComponent("missing.crt").path, caDirectory: dir))
+        XCTAssertFalse(
+            TrustStore.appliesTo(tlsLibrary: "OpenSSL/3.0.19", caFile: plain.path, caDirectory: plain.path),
             "a file is not a directory")
     }
 }
