@@ -56,9 +56,10 @@ final class Transfer: @unchecked Sendable {
     var responseChecked = false
     /// Why the transfer was stopped before curl finished it, if it was.
     var stop: TransferStop?
-    /// Verified against the whole trust setting, after the CA directory alone failed (see
-    /// ``TrustStore``).
-    var usesWholeTrust = false
+    /// What its verified connection trusts (see ``TrustStore``): not decided yet, the CA directory alone
+    /// (a first try), or the whole setting (a retry, or where the directory does not go first).
+    var trustAttempt = TrustAttempt.first
+    enum TrustAttempt { case first, directoryOnly, whole }
     /// Paused by the speed limit.
     var isPaused = false
     /// Whether the speed limit ever paused it: its easy handle is then not reused (a reset handle kept

@@ -366,14 +366,24 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
-        if request.verifyTLS {
-            if request.trust.directoryFirst, trustFallbacks.contains(request.url) { transfer.usesWholeTrust = true }
-            request.trust.apply(to: handle, directoryOnly: !transfer.usesWholeTrust)
-        }
         _ = yx_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, YX_CURL_HTTP_VERSION_2TLS)
+        let isHTTPS = request.url.scheme?.lowercased() == "https"
+        // A first try over https trusts the CA directory alone where that applies (see TrustStore); a
+        // retry, an origin known to need more, and plain http (a redirect to https included) get the
+        // whole setting. The system's rule is looked up only here: a run of plain http never reads it.
+        if request.verifyTLS {
+            if transfer.trustAttempt == .first, isHTTPS, request.trust.directoryFirst,
+                !trustFallbacks.contains(request.url)
+            {
+                transfer.trustAttempt = .directoryOnly
+            } else {
+                transfer.trustAttempt = .whole
+            }
+            request.trust.apply(to: handle, directoryOnly: transfer.trustAttempt == .directoryOnly)
+        }
         // Waiting for a connection to say whether it multiplexes only pays over TLS (HTTP/2); over plain
         // http it made new transfers wait behind a paused one (seen with --max-speed on curl 7.88).
-        if request.url.scheme?.lowercased() == "https" {
+        if isHTTPS {
             _ = yx_easy_setopt_long(handle, CURLOPT_PIPEWAIT, 1)
         }
         _ = yx_easy_setopt_long(handle, CURLOPT_BUFFERSIZE, 256 * 1024)
@@ -612,14 +622,14 @@ final class TransferLane: @unchecked Sendable {
     /// comes before any byte of the final response's body: what is undone is the handle, and the headers
     /// of any redirect before it (the retry starts from the request's URL). Returns whether it was.
     private func retryWithWholeTrust(_ transfer: Transfer, handle: UnsafeMutableRawPointer) -> Bool {
-        guard transfer.request.verifyTLS, transfer.request.trust.directoryFirst, !transfer.usesWholeTrust,
-            transfer.stop == nil, !transfer.responseChecked, !transfer.isPaused, gatherer !== transfer
+        guard transfer.trustAttempt == .directoryOnly, transfer.stop == nil, !transfer.responseChecked,
+            !transfer.isPaused, gatherer !== transfer
         else { return false }
         var verifyResult = 0
         guard yx_easy_getinfo_long(handle, CURLINFO_SSL_VERIFYRESULT, &verifyResult) == CURLE_OK,
             TrustStore.issuerFailures.contains(verifyResult)
         else { return false }
-        transfer.usesWholeTrust = true
+        transfer.trustAttempt = .whole
         trustFallbacks.insert(transfer.request.url)
         var effective: UnsafeMutablePointer<CChar>?
         if yx_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
@@ -628,11 +638,7 @@ final class TransferLane: @unchecked Sendable {
             trustFallbacks.insert(url)  // a redirect's target, where the handshake failed
         }
         countConnections(of: handle)
-        active[handle] = nil
-        engineTransfers.count.subtract(1, ordering: .relaxed)
-        if let multi { curl_multi_remove_handle(multi, handle) }
-        curl_easy_cleanup(handle)
-        transfer.handle = nil
+        removeHandle(of: transfer, reusable: false)
         if let list = transfer.headerList {
             curl_slist_free_all(list)
             transfer.headerList = nil
@@ -691,27 +697,32 @@ final class TransferLane: @unchecked Sendable {
             transfer.isPaused = false
             paused.removeAll { $0 === transfer }
         }
-        if let handle = transfer.handle {
-            active[handle] = nil
-            engineTransfers.count.subtract(1, ordering: .relaxed)
-            if let multi { curl_multi_remove_handle(multi, handle) }
-            if case .success = outcome, transfer.stop == nil, !transfer.wasPaused,
-                spareHandles.count < Self.maxSpareHandles
-            {
-                // Back to curl's defaults (options, callbacks and their data, the error buffer); curl
-                // keeps only caches that are not the transfer's own (connections, DNS, TLS sessions).
-                // Only the handle of a transfer that succeeded and was never paused is reused: state
-                // of a failed or paused transfer has outlived curl_easy_reset in libcurl releases
-                // (pause state until curl/curl#20641 was fixed in 2026; a failed rewind, #18206).
-                curl_easy_reset(handle)
-                spareHandles.append(handle)
-            } else {
-                curl_easy_cleanup(handle)
-            }
-            transfer.handle = nil
-        }
+        var succeeded = false
+        if case .success = outcome { succeeded = true }
+        // Only the handle of a transfer that succeeded and was never paused is reused: state of a failed
+        // or paused transfer has outlived curl_easy_reset in libcurl releases (pause state until
+        // curl/curl#20641 was fixed in 2026; a failed rewind, #18206).
+        removeHandle(of: transfer, reusable: succeeded && transfer.stop == nil && !transfer.wasPaused)
         transfer.lane = nil
         transfer.handler.transferDidComplete(outcome)
+    }
+
+    /// Takes a transfer's easy handle out of curl and of the lane: kept for the next transfer when
+    /// `reusable` and there is room, freed otherwise.
+    private func removeHandle(of transfer: Transfer, reusable: Bool) {
+        guard let handle = transfer.handle else { return }
+        active[handle] = nil
+        engineTransfers.count.subtract(1, ordering: .relaxed)
+        if let multi { curl_multi_remove_handle(multi, handle) }
+        if reusable && spareHandles.count < Self.maxSpareHandles {
+            // Back to curl's defaults (options, callbacks and their data, the error buffer); curl keeps
+            // only caches that are not the transfer's own (connections, DNS, TLS sessions).
+            curl_easy_reset(handle)
+            spareHandles.append(handle)
+        } else {
+            curl_easy_cleanup(handle)
+        }
+        transfer.handle = nil
     }
 }
 

@@ -29,26 +29,34 @@ struct TrustStore: Sendable, Equatable {
     var file: String?
     /// The CA directory; nil: libcurl's built-in one.
     var directory: String?
-    /// Whether connections try the directory alone first.
-    var directoryFirst: Bool
+    /// Whether connections try the directory alone first; nil: as ``systemDirectoryFirst`` says.
+    var directoryFirstSetting: Bool?
 
-    /// libcurl's built-in setting, with the directory first where ``appliesTo(tlsLibrary:caFile:caDirectory:)``
-    /// says so.
-    static let system: TrustStore = {
+    init(file: String?, directory: String?, directoryFirst: Bool?) {
+        self.file = file
+        self.directory = directory
+        self.directoryFirstSetting = directoryFirst
+    }
+
+    /// libcurl's built-in setting, with the directory first where the system's rule says so (decided on
+    /// first use, by the first verified https transfer).
+    static let system = TrustStore(file: nil, directory: nil, directoryFirst: nil)
+
+    /// Whether connections try the directory alone first.
+    var directoryFirst: Bool { directoryFirstSetting ?? Self.systemDirectoryFirst }
+
+    /// ``appliesTo(tlsLibrary:caFile:caDirectory:)`` for this process's libcurl, once: it reads the CA
+    /// file (not parsed).
+    static let systemDirectoryFirst: Bool = {
         // `curl_version_info` is safe from any thread only once libcurl is initialized.
-        guard TransferLane.initializeLibcurl == CURLE_OK else {
-            return TrustStore(file: nil, directory: nil, directoryFirst: false)
-        }
-        var directoryFirst = false
-        if let info = curl_version_info(CURLVERSION_NINTH)?.pointee {
-            // The built-in paths are reported from the ninth version of the structure on (libcurl 7.70).
-            let reportsPaths = info.age.rawValue >= CURLVERSION_NINTH.rawValue
-            directoryFirst = appliesTo(
-                tlsLibrary: info.ssl_version.map { String(cString: $0) },
-                caFile: reportsPaths ? info.cainfo.map { String(cString: $0) } : nil,
-                caDirectory: reportsPaths ? info.capath.map { String(cString: $0) } : nil)
-        }
-        return TrustStore(file: nil, directory: nil, directoryFirst: directoryFirst)
+        guard TransferLane.initializeLibcurl == CURLE_OK, let info = curl_version_info(CURLVERSION_NINTH)?.pointee
+        else { return false }
+        // The built-in paths are reported from the ninth version of the structure on (libcurl 7.70).
+        let reportsPaths = info.age.rawValue >= CURLVERSION_NINTH.rawValue
+        return appliesTo(
+            tlsLibrary: info.ssl_version.map { String(cString: $0) },
+            caFile: reportsPaths ? info.cainfo.map { String(cString: $0) } : nil,
+            caDirectory: reportsPaths ? info.capath.map { String(cString: $0) } : nil)
     }()
 
     /// Whether the directory is worth trying alone, for libcurl built with these settings: it uses
@@ -97,11 +105,10 @@ struct TrustStore: Sendable, Equatable {
         }
     }
 
-    /// Sets a verifying easy handle's trust: the directory alone (`directoryOnly` with
-    /// ``directoryFirst``), or the whole setting.
+    /// Sets a verifying easy handle's trust: the directory alone, or the whole setting.
     func apply(to handle: UnsafeMutableRawPointer, directoryOnly: Bool) {
         if let directory { _ = yx_easy_setopt_string(handle, CURLOPT_CAPATH, directory) }
-        if directoryFirst && directoryOnly {
+        if directoryOnly {
             _ = yx_easy_setopt_string(handle, CURLOPT_CAINFO, nil)
         } else if let file {
             _ = yx_easy_setopt_string(handle, CURLOPT_CAINFO, file)

@@ -6,8 +6,8 @@ import YXTestServer
 @testable import YXDownload
 
 /// A verified connection trusts the CA directory alone first, and the whole setting (file and directory)
-/// when that fails: it accepts exactly what the whole setting accepts. Against a real HTTPS server with
-/// its own certificate, placed in a CA file, a hashed CA directory, both or neither.
+/// when that finds no trusted issuer. Against a real HTTPS server with its own certificate, placed in a
+/// CA file, a hashed CA directory, both or neither.
 final class TrustStoreTests: DownloadTestCase {
     private final class Handler: TransferHandler, @unchecked Sendable {
         let received = Locked(0)
@@ -106,7 +106,7 @@ final class TrustStoreTests: DownloadTestCase {
         guard case .success = try await fetch(trusting: trust) else { return XCTFail("expected a success") }
         XCTAssertEqual(engine.connectionsOpened, 2, "the directory alone failed, the whole setting verified")
         // The server closes each connection (HTTP/1.0): the next transfer to it opens one, with the whole
-        // setting at once (the lane remembers the origin), not a failed one first.
+        // setting at once (the engine remembers the origin), not a failed one first.
         guard case .success = try await fetch(trusting: trust) else { return XCTFail("expected a success") }
         XCTAssertEqual(engine.connectionsOpened, 3)
     }
