@@ -57,9 +57,21 @@ static inline int yx_open_unnamed(const char *directory, unsigned int mode) {
 }
 
 /// Gives the unnamed file open as `fd` (``yx_open_unnamed``) the name `path`, without replacing
-/// anything: fails with `EEXIST` when `path` exists. Through `/proc/self/fd`, which needs no privilege
-/// (`AT_EMPTY_PATH` needs `CAP_DAC_READ_SEARCH`).
-static inline int yx_link_unnamed(int fd, const char *path) {
+/// anything: fails with `EEXIST` when `path` exists. By the descriptor itself (`AT_EMPTY_PATH`), which
+/// Linux allows to the process that opened the file since 6.10, and to any process with
+/// `CAP_DAC_READ_SEARCH`; it fails with `ENOENT` where it is not allowed.
+static inline int yx_link_unnamed_by_descriptor(int fd, const char *path) {
+#if defined(__linux__)
+    return linkat(fd, "", AT_FDCWD, path, 0x1000 /* AT_EMPTY_PATH, which glibc declares only under _GNU_SOURCE */);
+#else
+    (void)fd; (void)path;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/// The same through `/proc/self/fd`, which needs no privilege and costs a walk through `/proc`.
+static inline int yx_link_unnamed_through_proc(int fd, const char *path) {
 #if defined(__linux__)
     char source[40];
     snprintf(source, sizeof source, "/proc/self/fd/%d", fd);

@@ -20,7 +20,7 @@ extension DownloadSession {
     func commit(_ result: DownloadResult, fd: Int32, hasSidecar: Bool, hasMark: Bool) throws(DownloadError) -> DownloadResult {
         if state.withLock({ $0.isUnnamed }) {
             // `withCString` lends the path's own bytes; passing the `String` would copy it into an array.
-            if finalPath.withCString({ yx_link_unnamed(fd, $0) }) == 0 {
+            if finalPath.withCString({ Self.linkUnnamed(fd, to: $0) }) == 0 {
                 state.withLock { $0.isUnnamed = false }  // it has a name now: the final one, as after a rename
                 logger.debug("named", metadata: ["url": "\(redactedURL)", "file": "\(finalPath)"])
                 return result

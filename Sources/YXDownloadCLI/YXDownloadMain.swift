@@ -66,10 +66,23 @@ public enum YXDownloadMain {
     /// other subcommand, with one exception where this parse is the one meant: a lone `-iLIST` whose
     /// name holds an `h` (`-i/home/me/urls`). The root reads a lone pack of short options for its
     /// built-in flags before it picks the default subcommand, and would find `-h` in it and print help.
+    ///
+    /// It parses with ``DownloadArgumentsAlone``, which spares argument-parser's look for a completion
+    /// script request (see there); an argument that asks for one goes to the root's parse instead.
     static func downloadParsedAlone(_ arguments: [String]) -> DownloadCommand? {
         let otherCommands = YXDownloadCommand.configuration.subcommands.map { $0.configuration.commandName }
-        guard !arguments.contains(where: { $0 == "help" || otherCommands.contains($0) }) else { return nil }
-        return (try? DownloadCommand.parseAsRoot(arguments)) as? DownloadCommand
+        guard
+            !arguments.contains(where: {
+                $0 == "help" || otherCommands.contains($0) || $0.hasPrefix("--generate-completion-script")
+                    || $0.hasPrefix("---completion")
+            })
+        else { return nil }
+        guard let alone = (try? DownloadArgumentsAlone.parseAsRoot(arguments)) as? DownloadArgumentsAlone else {
+            return nil
+        }
+        var command = DownloadCommand()
+        command.arguments = alone.arguments
+        return command
     }
 
     /// Becomes `yxdownload-queue` with the same arguments; returns only if that fails.

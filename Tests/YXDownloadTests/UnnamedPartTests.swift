@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import YXQueue
 import YXTestServer
@@ -45,6 +46,42 @@ final class UnnamedPartTests: DownloadTestCase {
         XCTAssertEqual(files().filter { !$0.hasSuffix(".meta") }, ["s.bin.part"])
         XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("s.bin.part")), Data(bytes))
         session.end()
+    }
+
+    /// Both ways of naming an unnamed file, by its descriptor (Linux 6.10 and later, or as root) and
+    /// through `/proc/self/fd` (the way taken where the kernel refuses the first), name it and replace
+    /// nothing. A folder that is not there fails both ways, and is not taken for a refusal.
+    func testAnUnnamedFileIsNamedEitherWayAndReplacesNothing() throws {
+        let wasRefused = DownloadSession.descriptorLinkRefused.load(ordering: .relaxed)
+        defer { DownloadSession.descriptorLinkRefused.store(wasRefused, ordering: .relaxed) }
+        let taken = directory.appendingPathComponent("taken")
+        try Data("someone else's".utf8).write(to: taken)
+        for throughProc in [false, true] {
+            DownloadSession.descriptorLinkRefused.store(throughProc, ordering: .relaxed)
+            let name = throughProc ? "proc.bin" : "descriptor.bin"
+            let session = freshSession(name)
+            _ = try session.prepare()
+            let fd = session.state.withLock { $0.fd }
+            let bytes = [UInt8](repeating: throughProc ? 2 : 1, count: 100)
+            XCTAssertNil(bytes.withUnsafeBytes { session.write($0, segment: 0) })
+
+            let path = directory.appendingPathComponent(name).path
+            XCTAssertEqual(path.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, 0, name)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data(bytes), name)
+
+            errno = 0
+            XCTAssertEqual(taken.path.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, -1, name)
+            XCTAssertEqual(errno, EEXIST, name)
+            XCTAssertEqual(try Data(contentsOf: taken), Data("someone else's".utf8), name)
+
+            let nowhere = directory.appendingPathComponent("missing/\(name)").path
+            errno = 0
+            XCTAssertEqual(nowhere.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, -1, name)
+            XCTAssertEqual(errno, ENOENT, name)
+            XCTAssertEqual(DownloadSession.descriptorLinkRefused.load(ordering: .relaxed), throughProc, name)
+            session.end()
+        }
+        XCTAssertEqual(files(), ["descriptor.bin", "proc.bin", "taken"])
     }
 
     /// Closed without a name (a job that ended before its state was ever saved): nothing is left.

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// The download's arguments as a command of their own, for ``YXDownloadMain/downloadParsedAlone(_:)``:
+/// the parse of a download as it starts, with nothing else.
+///
+/// argument-parser begins every parse of a root command by parsing the arguments twice more, as two
+/// small commands that look for `--generate-completion-script`. That costs about 7 million of the 40
+/// million instructions a one-file download runs (callgrind, 2026-11-26): each new type it reflects
+/// makes the Swift runtime scan the binary's 5,953 protocol conformance records. It skips that look for
+/// a command that has a super-command (`_superCommandName`, which otherwise only names the command in
+/// help texts, and this type's help is never shown: a parse that ends in help, an error or a script
+/// goes to ``YXDownloadCommand``'s parse). Arguments that ask for a completion script never come here.
+struct DownloadArgumentsAlone: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "download", _superCommandName: "yxdownload")
+
+    @OptionGroup var arguments: DownloadArguments
+}
