@@ -58,8 +58,8 @@ static inline int yx_open_unnamed(const char *directory, unsigned int mode) {
 
 /// Gives the unnamed file open as `fd` (``yx_open_unnamed``) the name `path`, without replacing
 /// anything: fails with `EEXIST` when `path` exists. By the descriptor itself (`AT_EMPTY_PATH`), which
-/// Linux allows to the process that opened the file since 6.10, and to any process with
-/// `CAP_DAC_READ_SEARCH`; it fails with `ENOENT` where it is not allowed.
+/// Linux allows since 6.10 to a process with the credentials the file was opened with, and to any process
+/// with `CAP_DAC_READ_SEARCH`; it fails with `ENOENT` where it is not allowed.
 static inline int yx_link_unnamed_by_descriptor(int fd, const char *path) {
 #if defined(__linux__)
     return linkat(fd, "", AT_FDCWD, path, 0x1000 /* AT_EMPTY_PATH, which glibc declares only under _GNU_SOURCE */);

@@ -25,8 +25,8 @@ import Darwin
 /// over.
 ///
 /// The name is given by the descriptor (`linkat` with `AT_EMPTY_PATH`) where the kernel allows it (Linux
-/// 6.10 and later), and otherwise through `/proc/self/fd/N`, whose four lookups in `/proc` cost more
-/// than the rest of the link (see ``linkUnnamed(_:to:)``).
+/// 6.10 and later, to a process with the credentials the file was opened with), and otherwise through
+/// `/proc/self/fd/N` (see ``linkUnnamed(_:to:)``).
 ///
 /// Elsewhere (macOS), on a file system without `O_TMPFILE`, or without `/proc` (which `linkat` needs to
 /// name the file without privileges on older kernels), the `.part` is created with its name as before.
@@ -61,17 +61,36 @@ extension DownloadSession {
     /// Gives the unnamed file open as `fd` the name `path` (a C string), replacing nothing: 0, or -1 with
     /// `errno` set (`EEXIST` when `path` exists).
     ///
-    /// By the descriptor first. Where that fails with `ENOENT` and the way through `/proc` then works,
-    /// the kernel does not allow the first way to this process (before Linux 6.10, without
-    /// `CAP_DAC_READ_SEARCH`), and it is not tried again. An `ENOENT` that both ways give (the folder
-    /// went away) is the caller's error, as before. On 2,000 files of 8 KiB the walks through `/proc`
-    /// and the two full paths were about 5 % of yxdownload's CPU time (`perf record`, 2026-11-26).
+    /// By the descriptor first (`AT_EMPTY_PATH`). Linux refuses that with `ENOENT` before 6.10 (without
+    /// `CAP_DAC_READ_SEARCH`), and to a process whose credentials changed since it opened the file; a
+    /// sandbox may refuse it with another error. So any failure but `EEXIST` is tried again through
+    /// `/proc/self/fd`, and when that works, the first way is not tried again in this process. An error
+    /// that both ways give (the folder went away, no room) is the caller's, with `/proc`'s `errno`.
+    ///
+    /// Measured (2026-11-26): on 2,000 files of 8 KiB the path walks of the links through `/proc` and of
+    /// the full paths were about 5 % of yxdownload's CPU time (`perf record`), half of that since; alone,
+    /// 20,000 links as an unprivileged user took 7.0–7.7 µs each by descriptor and 8.7–9.1 µs through
+    /// `/proc`.
     static func linkUnnamed(_ fd: Int32, to path: UnsafePointer<CChar>) -> Int32 {
-        if !descriptorLinkRefused.load(ordering: .relaxed) {
-            if yx_link_unnamed_by_descriptor(fd, path) == 0 { return 0 }
-            guard errno == ENOENT else { return -1 }
+        linkUnnamed(fd, to: path, refused: descriptorLinkRefused, byDescriptor: linkByDescriptor)
+    }
+
+    /// The first way alone: `linkat` by the descriptor, `AT_EMPTY_PATH`.
+    static func linkByDescriptor(_ fd: Int32, to path: UnsafePointer<CChar>) -> Int32 {
+        yx_link_unnamed_by_descriptor(fd, path)
+    }
+
+    /// ``linkUnnamed(_:to:)`` with its first way and its memory of a refusal given (tests give a first way
+    /// that is refused, as on older kernels).
+    static func linkUnnamed(
+        _ fd: Int32, to path: UnsafePointer<CChar>, refused: borrowing Atomic<Bool>,
+        byDescriptor: (Int32, UnsafePointer<CChar>) -> Int32
+    ) -> Int32 {
+        if !refused.load(ordering: .relaxed) {
+            if byDescriptor(fd, path) == 0 { return 0 }
+            guard errno != EEXIST else { return -1 }
             guard yx_link_unnamed_through_proc(fd, path) == 0 else { return -1 }
-            descriptorLinkRefused.store(true, ordering: .relaxed)
+            refused.store(true, ordering: .relaxed)
             return 0
         }
         return yx_link_unnamed_through_proc(fd, path)

@@ -10,6 +10,9 @@ import ArgumentParser
 /// a command that has a super-command (`_superCommandName`, which otherwise only names the command in
 /// help texts, and this type's help is never shown: a parse that ends in help, an error or a script
 /// goes to ``YXDownloadCommand``'s parse). Arguments that ask for a completion script never come here.
+/// `_superCommandName` is argument-parser's underscored, experimental API: should a later version drop
+/// it or parse differently with it, the only loss is this saving, since nothing but a download to run
+/// is taken from this parse.
 struct DownloadArgumentsAlone: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "download", _superCommandName: "yxdownload")
 

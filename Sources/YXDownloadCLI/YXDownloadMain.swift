@@ -56,9 +56,9 @@ public enum YXDownloadMain {
         return command.execute()
     }
 
-    /// The download `arguments` ask for, parsed by ``DownloadCommand`` alone, or nil: when an argument
-    /// names a subcommand, and when parsing ends any other way than with a download to run (an error, a
-    /// help or version request), since the root command's parse says that in its own words.
+    /// The download `arguments` ask for, parsed with the download's arguments alone, or nil: when an
+    /// argument names a subcommand, and when parsing ends any other way than with a download to run (an
+    /// error, a help or version request), since the root command's parse says that in its own words.
     ///
     /// The root's parse of the same download costs about 2 million instructions more (its subcommands'
     /// arguments are reflected too): half a millisecond at the start of every run. Its result is the

@@ -48,40 +48,70 @@ final class UnnamedPartTests: DownloadTestCase {
         session.end()
     }
 
-    /// Both ways of naming an unnamed file, by its descriptor (Linux 6.10 and later, or as root) and
-    /// through `/proc/self/fd` (the way taken where the kernel refuses the first), name it and replace
-    /// nothing. A folder that is not there fails both ways, and is not taken for a refusal.
-    func testAnUnnamedFileIsNamedEitherWayAndReplacesNothing() throws {
-        let wasRefused = DownloadSession.descriptorLinkRefused.load(ordering: .relaxed)
-        defer { DownloadSession.descriptorLinkRefused.store(wasRefused, ordering: .relaxed) }
-        let taken = directory.appendingPathComponent("taken")
-        try Data("someone else's".utf8).write(to: taken)
-        for throughProc in [false, true] {
-            DownloadSession.descriptorLinkRefused.store(throughProc, ordering: .relaxed)
-            let name = throughProc ? "proc.bin" : "descriptor.bin"
-            let session = freshSession(name)
+    /// Naming an unnamed file by its descriptor, and through `/proc/self/fd` where the first way is
+    /// refused (as Linux before 6.10 refuses it to an unprivileged process, with `ENOENT`): the file gets
+    /// its name, a refusal is remembered, and a name that is taken or a folder that is not there fail
+    /// with their own error without being taken for a refusal. The first way is given by the test, so
+    /// this holds on any kernel and as any user.
+    func testAnUnnamedFileIsNamedEitherWayAndARefusalIsRemembered() throws {
+        try Data("someone else's".utf8).write(to: directory.appendingPathComponent("taken"))
+        var refusals = 0
+        let refusing: (Int32, UnsafePointer<CChar>) -> Int32 = { _, _ in
+            refusals += 1
+            errno = ENOENT
+            return -1
+        }
+
+        func unnamedFile(_ byte: UInt8) throws -> (DownloadSession, Int32) {
+            let session = freshSession("unused-\(byte)")
             _ = try session.prepare()
             let fd = session.state.withLock { $0.fd }
-            let bytes = [UInt8](repeating: throughProc ? 2 : 1, count: 100)
-            XCTAssertNil(bytes.withUnsafeBytes { session.write($0, segment: 0) })
-
-            let path = directory.appendingPathComponent(name).path
-            XCTAssertEqual(path.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, 0, name)
-            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data(bytes), name)
-
-            errno = 0
-            XCTAssertEqual(taken.path.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, -1, name)
-            XCTAssertEqual(errno, EEXIST, name)
-            XCTAssertEqual(try Data(contentsOf: taken), Data("someone else's".utf8), name)
-
-            let nowhere = directory.appendingPathComponent("missing/\(name)").path
-            errno = 0
-            XCTAssertEqual(nowhere.withCString { DownloadSession.linkUnnamed(fd, to: $0) }, -1, name)
-            XCTAssertEqual(errno, ENOENT, name)
-            XCTAssertEqual(DownloadSession.descriptorLinkRefused.load(ordering: .relaxed), throughProc, name)
-            session.end()
+            XCTAssertNil([UInt8](repeating: byte, count: 100).withUnsafeBytes { session.write($0, segment: 0) })
+            return (session, fd)
         }
-        XCTAssertEqual(files(), ["descriptor.bin", "proc.bin", "taken"])
+        func link(_ fd: Int32, _ name: String, _ refused: borrowing Atomic<Bool>) -> (result: Int32, errno: Int32) {
+            errno = 0
+            let result = directory.appendingPathComponent(name).path.withCString {
+                DownloadSession.linkUnnamed(fd, to: $0, refused: refused, byDescriptor: refusing)
+            }
+            return (result, errno)
+        }
+
+        // Refused: named through /proc, and the refusal remembered.
+        let refused = Atomic<Bool>(false)
+        let (first, firstFD) = try unnamedFile(1)
+        XCTAssertEqual(link(firstFD, "taken", refused).errno, EEXIST, "a taken name is not a refusal")
+        XCTAssertFalse(refused.load(ordering: .relaxed))
+        XCTAssertEqual(link(firstFD, "missing/a.bin", refused).errno, ENOENT, "nor a missing folder")
+        XCTAssertFalse(refused.load(ordering: .relaxed))
+        XCTAssertEqual(refusals, 2)
+        XCTAssertEqual(link(firstFD, "a.bin", refused).result, 0)
+        XCTAssertTrue(refused.load(ordering: .relaxed))
+        XCTAssertEqual(refusals, 3)
+        first.end()
+
+        // Remembered: the next file goes through /proc at once.
+        let (second, secondFD) = try unnamedFile(2)
+        XCTAssertEqual(link(secondFD, "b.bin", refused).result, 0)
+        XCTAssertEqual(refusals, 3, "not tried again")
+        XCTAssertEqual(link(secondFD, "taken", refused).errno, EEXIST)
+        second.end()
+
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("a.bin")), Data(repeating: 1, count: 100))
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("b.bin")), Data(repeating: 2, count: 100))
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("taken")), Data("someone else's".utf8))
+
+        // By the descriptor, where this kernel allows it to this process (Linux 6.10 and later, or root).
+        let (third, thirdFD) = try unnamedFile(3)
+        let byDescriptor = directory.appendingPathComponent("c.bin").path.withCString {
+            DownloadSession.linkByDescriptor(thirdFD, to: $0)
+        }
+        if byDescriptor == 0 {
+            XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("c.bin")), Data(repeating: 3, count: 100))
+        } else {
+            XCTAssertEqual(errno, ENOENT, "a refusal is ENOENT")
+        }
+        third.end()
     }
 
     /// Closed without a name (a job that ended before its state was ever saved): nothing is left.
