@@ -51,9 +51,25 @@ public enum YXDownloadMain {
                 return ExitStatus.success
             }
         } catch {
-            return report(error, of: YXDownloadCommand.self)
+            return report(unknownOption(hiddenBy: error, in: arguments) ?? error, of: YXDownloadCommand.self)
         }
         return command.execute()
+    }
+
+    /// The error of an unknown option that "nothing to download" hides, if that is the error.
+    ///
+    /// argument-parser checks a command's `validate()` before it reports the arguments the command did
+    /// not take, so `yxdownload --frobnicate` alone would be told there is nothing to download. The same
+    /// arguments with a URL added are parsed again (nothing runs, nothing is fetched): if an unknown
+    /// option is then the error, it is the one reported.
+    static func unknownOption(hiddenBy error: any Error, in arguments: [String]) -> (any Error)? {
+        guard YXDownloadCommand.message(for: error).hasPrefix("nothing to download") else { return nil }
+        do {
+            _ = try YXDownloadCommand.parseAsRoot(arguments + ["https://example.invalid/"])
+            return nil
+        } catch {
+            return YXDownloadCommand.message(for: error).hasPrefix("Unknown option") ? error : nil
+        }
     }
 
     /// The download `arguments` ask for, parsed with the download's arguments alone, or nil: when an

@@ -17,6 +17,10 @@ final class CommandLineUsageTests: CLITestCase {
             (["--max-speed", "fast", list], "--max-speed"),
             (["-H", "no colon", list], "--header must look like \"Name: value\""),
             (["--frobnicate", list], "Unknown option '--frobnicate'"),
+            // Alone, an unknown option is still the error, not "nothing to download".
+            (["--frobnicate"], "Unknown option '--frobnicate'"),
+            (["-Z"], "Unknown option '-Z'"),
+            (["-q", "--frobnicate", "-j", "3"], "Unknown option '--frobnicate'"),
             (["-j", list], "The value 'urls.txt' is invalid for '-j <N>'"),
         ]
         for (arguments, message) in cases {
