@@ -22,6 +22,9 @@ struct DownloadSources: Equatable {
         var description: String
     }
 
+    /// How the problem of no source at all begins (`enqueue` says "nothing to queue" instead).
+    static let nothingToDownload = "nothing to download"
+
     /// Sorts the positional arguments into URLs and a list.
     ///
     /// - Parameters:
@@ -29,7 +32,7 @@ struct DownloadSources: Equatable {
     ///   - inputFile: The value of `-i`, if given.
     static func from(arguments: [String], inputFile: String?) -> Result<DownloadSources, Problem> {
         if inputFile == nil && arguments.isEmpty {
-            return .failure(Problem(description: "nothing to download: give URLs, a list file, or -i FILE (see --help)"))
+            return .failure(Problem(description: "\(nothingToDownload): give URLs, a list file, or -i FILE (see --help)"))
         }
         if inputFile == nil, arguments.count == 1, !looksLikeURL(arguments[0]) {
             return .success(DownloadSources(urls: [], listPath: arguments[0]))

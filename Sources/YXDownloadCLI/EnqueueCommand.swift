@@ -69,7 +69,7 @@ package struct EnqueueCommand: ParsableCommand {
 
     package func validate() throws {
         if case .failure(let problem) = source.sources {
-            throw ValidationError(problem.description.replacingOccurrences(of: "nothing to download", with: "nothing to queue"))
+            throw ValidationError(problem.description.replacingOccurrences(of: DownloadSources.nothingToDownload, with: "nothing to queue"))
         }
         if let perHost, !(1...1000).contains(perHost) {
             throw ValidationError("--per-host must be between 1 and 1000 (got \(perHost)).")

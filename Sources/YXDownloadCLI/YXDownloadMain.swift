@@ -63,7 +63,7 @@ public enum YXDownloadMain {
     /// arguments with a URL added are parsed again (nothing runs, nothing is fetched): if an unknown
     /// option is then the error, it is the one reported.
     static func unknownOption(hiddenBy error: any Error, in arguments: [String]) -> (any Error)? {
-        guard YXDownloadCommand.message(for: error).hasPrefix("nothing to download") else { return nil }
+        guard YXDownloadCommand.message(for: error).hasPrefix(DownloadSources.nothingToDownload) else { return nil }
         do {
             _ = try YXDownloadCommand.parseAsRoot(arguments + ["https://example.invalid/"])
             return nil
