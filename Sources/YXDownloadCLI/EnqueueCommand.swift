@@ -67,9 +67,12 @@ package struct EnqueueCommand: ParsableCommand {
 
     package init() {}
 
+    /// How the problem of no source at all begins here (a download says "nothing to download").
+    static let nothingToQueue = "nothing to queue"
+
     package func validate() throws {
         if case .failure(let problem) = source.sources {
-            throw ValidationError(problem.description.replacingOccurrences(of: DownloadSources.nothingToDownload, with: "nothing to queue"))
+            throw ValidationError(problem.description.replacingOccurrences(of: DownloadSources.nothingToDownload, with: Self.nothingToQueue))
         }
         if let perHost, !(1...1000).contains(perHost) {
             throw ValidationError("--per-host must be between 1 and 1000 (got \(perHost)).")

@@ -100,6 +100,14 @@ package enum FailureMessage {
         } else if error.message.hasPrefix("cannot open") {
             doing = "creating"
             target = part
+        } else if error.message.hasPrefix("cannot create") {
+            // Naming the unnamed `.part` (see the library's commit): its final name, or `NAME.part` when
+            // something already has the final name. Which one is the last component of the path.
+            doing = "creating"
+            let reason = error.osErrno.map { ": " + String(cString: strerror($0)) } ?? ""
+            let path = error.message.hasSuffix(reason) ? error.message.dropLast(reason.count) : Substring(error.message)
+            let partName = (file.split(separator: "/").last ?? "") + ".part"
+            target = path.split(separator: "/").last == Substring(partName) ? part : file
         } else if error.message.hasPrefix("cannot sync") {
             doing = "flushing"
             target = part
@@ -118,6 +126,8 @@ package enum FailureMessage {
             return "\(reason) (\(doing) \(target)): make the folder writable, or choose another --dir"
         case EROFS?:
             return "\(reason) (\(doing) \(target)): choose another --dir"
+        case EEXIST? where doing == "creating":
+            return "\(reason) (\(doing) \(target)): another program made that name meanwhile; run the same command again"
         case ENOTDIR?, EEXIST?:
             return "\(reason) (\(doing) \(target)): a file is in the way of a folder; move it or change dir="
         default:

@@ -56,14 +56,17 @@ public enum YXDownloadMain {
         return command.execute()
     }
 
-    /// The error of an unknown option that "nothing to download" hides, if that is the error.
+    /// The error of an unknown option that "nothing to download" (or `enqueue`'s "nothing to queue")
+    /// hides, if that is the error.
     ///
     /// argument-parser checks a command's `validate()` before it reports the arguments the command did
     /// not take, so `yxdownload --frobnicate` alone would be told there is nothing to download. The same
-    /// arguments with a URL added are parsed again (nothing runs, nothing is fetched): if an unknown
-    /// option is then the error, it is the one reported.
+    /// arguments with a URL added are parsed again (nothing runs, nothing is fetched or stored): if an
+    /// unknown option is then the error, it is the one reported.
     static func unknownOption(hiddenBy error: any Error, in arguments: [String]) -> (any Error)? {
-        guard YXDownloadCommand.message(for: error).hasPrefix(DownloadSources.nothingToDownload) else { return nil }
+        let message = YXDownloadCommand.message(for: error)
+        guard message.hasPrefix(DownloadSources.nothingToDownload) || message.hasPrefix(EnqueueCommand.nothingToQueue)
+        else { return nil }
         do {
             _ = try YXDownloadCommand.parseAsRoot(arguments + ["https://example.invalid/"])
             return nil

@@ -135,6 +135,17 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(noQueue.status, 2)
         XCTAssertTrue(noQueue.stderr.contains("--queue"), noQueue.stderr)
 
+        // An unknown option is the error reported, also when no URL is given (argument-parser checks the
+        // command before it reports the arguments nobody took).
+        for bogus in [["--frobnicate"], ["-Z"], ["--frobnicate", url]] {
+            let unknown = try await RunningCommand(["enqueue", "--queue", queue] + bogus, in: work).wait()
+            XCTAssertEqual(unknown.status, 2, "\(bogus): \(unknown.stderr)")
+            XCTAssertTrue(unknown.stderr.contains("Unknown option '\(bogus[0])'"), "\(bogus) → \(unknown.stderr)")
+        }
+        let nothing = try await yxdownload("enqueue", "--queue", queue)
+        XCTAssertEqual(nothing.status, 2)
+        XCTAssertTrue(nothing.stderr.contains("nothing to queue: give URLs"), nothing.stderr)
+
         XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent(queue).path), "a store was created")
         let status = try await yxdownload("status", "--queue", queue)
         XCTAssertEqual(status.status, 1)

@@ -112,6 +112,27 @@ final class FailureMessageTests: CLITestCase {
         XCTAssertEqual(files(in: "locked"), [])
     }
 
+    /// The last step, naming the finished file, refused by the kernel (`strace` injects the error into
+    /// the real binary's `linkat`): the message names the file that could not be made, not the write.
+    func testTheFinishedFileCannotBeNamed() async throws {
+        let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        try XCTSkipUnless(strace != nil, "needs strace (scripts/test installs it)")
+        serveGenerated("/h.iso", size: 100_000, seed: 4)
+        let url = server.url("/h.iso").absoluteString
+        let inject = { (fault: String) in ["-f", "-qq", "-o", "/dev/null", "-e", "trace=linkat", "-e", "inject=linkat:\(fault)"] }
+        // Its final name: every way of naming it refused.
+        try await expectFailure(
+            [url, "-d", "out"], file: "out/h.iso", url: url,
+            message: "Permission denied (creating out/h.iso): make the folder writable, or choose another --dir",
+            executable: strace, prefix: inject("error=EACCES"))
+        // The final name taken meanwhile, then `NAME.part` too: the `.part` is the name that failed.
+        try await expectFailure(
+            [url, "-d", "out"], file: "out/h.iso", url: url,
+            message: "File exists (creating out/h.iso.part): another program made that name meanwhile; run the same command again",
+            executable: strace, prefix: inject("error=EEXIST:when=1..2"))
+        XCTAssertEqual(files(in: "out"), [], "an unnamed file that got no name leaves nothing behind")
+    }
+
     /// A port nothing listens on (bound, then closed).
     private func freePort() throws -> Int {
         let (socket, port) = try loopbackSocket()
