@@ -105,8 +105,13 @@ extension DownloadSession {
     /// Opens the `.part` with `flags`, creating its folder when it is missing (looked at only then: one
     /// path lookup less per file when it exists).
     ///
+    /// A `.part` that is a symbolic link is never opened (`O_NOFOLLOW`, the open fails with `ELOOP`):
+    /// through it, someone who can write in the output folder would have the download write, and
+    /// truncate, a file anywhere the user can write.
+    ///
     /// - Returns: The descriptor, or -1 when `allowingExisting` and the file exists (`O_EXCL`).
     private func openPart(flags: Int32, allowingExisting: Bool) throws(DownloadError) -> Int32 {
+        let flags = flags | O_NOFOLLOW
         var fd = open(partPath, flags, 0o644)
         if fd < 0 && errno == ENOENT {
             let directory = partDirectory

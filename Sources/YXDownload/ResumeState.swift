@@ -64,7 +64,12 @@ struct ResumeState: Codable, Sendable, Equatable {
     func save(toPath path: String) -> Bool {
         guard let data = try? JSONEncoder().encode(self) else { return false }
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Never through a symbolic link (it would truncate and write a file outside the folder): one in
+        // the way is removed, as a stale temporary file is replaced.
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        if fd < 0 && errno == ELOOP && unlink(temporary) == 0 {
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
         guard fd >= 0 else { return false }
         guard Self.writeAll(data, to: fd), rename(temporary, path) == 0 else {
             unlink(temporary)

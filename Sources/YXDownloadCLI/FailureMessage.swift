@@ -126,6 +126,8 @@ package enum FailureMessage {
             return "\(reason) (\(doing) \(target)): make the folder writable, or choose another --dir"
         case EROFS?:
             return "\(reason) (\(doing) \(target)): choose another --dir"
+        case ELOOP?:
+            return "\(target) is a symbolic link, which yxdownload never follows: remove it, or choose another --dir"
         case EEXIST? where doing == "creating":
             return "\(reason) (\(doing) \(target)): another program made that name meanwhile; run the same command again"
         case ENOTDIR?, EEXIST?:

@@ -133,6 +133,30 @@ final class FailureMessageTests: CLITestCase {
         XCTAssertEqual(files(in: "out"), [], "an unnamed file that got no name leaves nothing behind")
     }
 
+    /// A `.part` that is a symbolic link (someone else who can write in the folder put it there) is never
+    /// followed: nothing outside the folder is written, truncated or created, with one connection or
+    /// several.
+    func testAPartThatIsASymbolicLinkIsNeverFollowed() async throws {
+        serveGenerated("/v.bin", size: 5_000, seed: 5)
+        let url = server.url("/v.bin").absoluteString
+        let fm = FileManager.default
+        let outside = work.appendingPathComponent("outside", isDirectory: true)
+        try fm.createDirectory(at: outside, withIntermediateDirectories: true)
+        try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try Data("victim".utf8).write(to: outside.appendingPathComponent("victim"))
+        let message = "out/v.bin.part is a symbolic link, which yxdownload never follows: remove it, or choose another --dir"
+        for (target, connections) in [("victim", "1"), ("victim", "4"), ("created", "1"), ("created", "4")] {
+            let link = work.appendingPathComponent("out/v.bin.part")
+            try? fm.removeItem(at: link)
+            try fm.createSymbolicLink(atPath: link.path, withDestinationPath: "../outside/\(target)")
+            try await expectFailure(["-d", "out", "-x", connections, url], file: "out/v.bin", url: url, message: message)
+            XCTAssertEqual(try Data(contentsOf: outside.appendingPathComponent("victim")), Data("victim".utf8))
+            XCTAssertFalse(fm.fileExists(atPath: outside.appendingPathComponent("created").path), "created through a link")
+            XCTAssertEqual(try fm.destinationOfSymbolicLink(atPath: link.path), "../outside/\(target)", "the link is left as it was")
+            XCTAssertFalse(fm.fileExists(atPath: work.appendingPathComponent("out/v.bin").path))
+        }
+    }
+
     /// A port nothing listens on (bound, then closed).
     private func freePort() throws -> Int {
         let (socket, port) = try loopbackSocket()

@@ -105,3 +105,23 @@ final class ResumeMarkTests: DownloadTestCase {
         XCTAssertNil(resumeMark(of: "s.bin"))
     }
 }
+
+/// The sidecar's atomic rewrite goes through `NAME.part.meta.tmp`: a symbolic link in that place (put
+/// there by someone who can write in the folder) is replaced, never written through.
+final class SidecarLinkTests: XCTestCase {
+    func testTheTemporaryFileOfARewriteIsNeverALinkFollowed() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sidecar-link-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let victim = folder.appendingPathComponent("victim")
+        try Data("keep me".utf8).write(to: victim)
+        let sidecar = folder.appendingPathComponent("out/f.bin.part.meta").path
+        try FileManager.default.createSymbolicLink(atPath: sidecar + ".tmp", withDestinationPath: victim.path)
+
+        let state = ResumeState(url: "http://127.0.0.1/f.bin", etag: "\"v1\"", total: 10, segments: [.init(start: 0, end: 9, done: 4)])
+        XCTAssertTrue(state.save(toPath: sidecar))
+        XCTAssertEqual(try Data(contentsOf: victim), Data("keep me".utf8), "written through the link")
+        XCTAssertEqual(ResumeState.load(from: URL(fileURLWithPath: sidecar))?.segments.first?.done, 4)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar + ".tmp"))
+    }
+}
