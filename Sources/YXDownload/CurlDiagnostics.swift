@@ -14,7 +14,8 @@ import Logging
 /// Redacted (the value becomes `[redacted]`): the values of `Authorization`, `Proxy-Authorization`,
 /// `Cookie` and `Set-Cookie`, and of every header whose name speaks of a secret (`auth`, `token`,
 /// `secret`, `passw`, `session`, a name ending in `key`), in header lines and wherever curl quotes such a
-/// header in a note; and the user name in curl's "auth using Basic with user '…'" notes.
+/// header in a note; the user name in curl's "auth using Basic with user '…'" notes; and the user name
+/// and password of any URL in a line (``URLRedaction/redactingCredentials(in:)``).
 enum CurlDiagnostics {
     /// Logs one piece of curl's verbose output. Lane thread (from curl's debug callback).
     static func log(_ type: curl_infotype, _ bytes: UnsafeRawBufferPointer, url: String, to logger: Logger) {
@@ -27,8 +28,11 @@ enum CurlDiagnostics {
         }
         let text = String(decoding: bytes, as: UTF8.self)
         for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
-            let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
-            guard !line.isEmpty else { continue }
+            let unredacted = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
+            guard !unredacted.isEmpty else { continue }
+            // A URL with credentials: the one asked for, quoted by curl when it follows a relative
+            // redirect, or a server's `Location`.
+            let line = URLRedaction.redactingCredentials(in: unredacted)
             let clean = type == CURLINFO_TEXT ? redactedNote(line) : redactedHeader(line)
             logger.trace("curl \(prefix)\(printable(clean))", metadata: ["url": "\(url)"])
         }

@@ -140,7 +140,8 @@ struct DownloadListParser: Sendable {
             return .failure(URLProblem(description: "unsupported scheme \"\(scheme)\" (only http and https)"))
         }
         guard let host = url.host, !host.isEmpty else {
-            return .failure(URLProblem(description: "URL without a host: \(URLRedaction.redacted(url))"))
+            // No host, so no user either for `URL`: what looks like credentials is in the path.
+            return .failure(URLProblem(description: "URL without a host: \(redacted(text))"))
         }
         return .success(url)
     }
@@ -197,10 +198,7 @@ struct DownloadListParser: Sendable {
 
     /// A URL-ish text without credentials, for error messages.
     private static func redacted(_ text: String) -> String {
-        guard let at = text.firstIndex(of: "@"), let scheme = text.range(of: "://"), scheme.upperBound < at else {
-            return text
-        }
-        return String(text[..<scheme.upperBound]) + "…@" + String(text[text.index(after: at)...])
+        URLRedaction.redactingCredentials(in: text)
     }
 }
 

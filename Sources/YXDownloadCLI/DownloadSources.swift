@@ -41,8 +41,9 @@ struct DownloadSources: Equatable {
         var problems: [String] = []
         for argument in arguments {
             guard looksLikeURL(argument) else {
-                let hint = inputFile == nil ? " (give a list with -i \(argument))" : " (one list only: -i is given)"
-                problems.append("'\(argument)' is not an http or https URL\(hint)")
+                let shown = URLRedaction.redactingCredentials(in: argument)
+                let hint = inputFile == nil ? " (give a list with -i \(shown))" : " (one list only: -i is given)"
+                problems.append("'\(shown)' is not an http or https URL\(hint)")
                 continue
             }
             switch DownloadListParser.downloadURL(argument) {

@@ -66,7 +66,9 @@ final class CommandLineURLTests: CLITestCase {
             ([ok, "urls.txt"], "Error: 'urls.txt' is not an http or https URL (give a list with -i urls.txt)"),
             (["-i", "urls.txt", "more.txt"], "Error: 'more.txt' is not an http or https URL (one list only: -i is given)"),
             (["https://exa mple.com/a"], "Error: bad URL argument: not a URL: https://exa mple.com/a"),
-            (["-i", "urls.txt", "http://user:secret@/x"], "Error: bad URL argument: URL without a host: http:///x"),
+            (["-i", "urls.txt", "http://user:secret@/x"], "Error: bad URL argument: URL without a host: http://…@/x"),
+            // A URL mistyped, its credentials still hidden.
+            (["http//eve:secret@127.0.0.1/x", "b"], "Error: 'http//…@127.0.0.1/x' is not an http or https URL"),
         ]
         for (arguments, message) in cases {
             let output = try await RunningCommand(arguments, in: work).wait()

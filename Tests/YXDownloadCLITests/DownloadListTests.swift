@@ -69,7 +69,7 @@ final class DownloadListTests: XCTestCase {
                 "urls.txt:9: invalid checksum \"sha-256=abc\" (expected md5=, sha-1=, sha-256= or sha-512= and hex digits)",
                 "urls.txt:10: unknown option \"colour\" (known: out, dir, checksum)",
                 "urls.txt:11: expected NAME=VALUE, got \"noequals\"",
-                "urls.txt:14: URL without a host: https://",
+                "urls.txt:14: URL without a host: https://…@",
             ])
         // Only the entries without errors come out; a `/` inside out= is replaced, never followed.
         XCTAssertEqual(entries.map(\.line), [12])

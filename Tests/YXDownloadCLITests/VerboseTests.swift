@@ -46,10 +46,17 @@ final class VerboseTests: CLITestCase {
     func testCurlDetailsWithoutCredentials() async throws {
         for name in ["a", "b", "c"] { serveGenerated("/\(name).bin", size: 2_000, seed: 2) }
         let user = server.url("/a.bin").absoluteString.replacingOccurrences(of: "http://", with: "http://alice:s3cret-pw@")
-        // Three files one after the other: the engine's two lanes take turns, so the third reuses the
+        // A relative redirect, which curl resolves against the URL with its credentials (and quotes in
+        // its note), and a server's `Location` that holds credentials.
+        server.serve("/moved/d.bin", .redirect(to: "../b.bin", status: 302))
+        let relative = server.url("/moved/d.bin").absoluteString.replacingOccurrences(of: "http://", with: "http://bob:s3cret-2@")
+        let leaking = server.url("/c.bin").absoluteString.replacingOccurrences(of: "http://", with: "http://zed:s3cret-3@")
+        server.serve("/leak/e.bin", .redirect(to: leaking, status: 302))
+        // The files one after the other: the engine's two lanes take turns, so a later file reuses the
         // first one's connection.
         let output = try await yxdownload(
-            user, server.url("/b.bin").absoluteString, server.url("/c.bin").absoluteString, "-vv", "-j", "1",
+            user, server.url("/b.bin").absoluteString, server.url("/c.bin").absoluteString, relative,
+            server.url("/leak/e.bin").absoluteString, "-vv", "-j", "1",
             "-H", "Authorization: Bearer s3cret-token", "-H", "Cookie: session=s3cret-cookie")
         XCTAssertEqual(output.status, 0, output.stderr)
         let lines = logLines(output).joined(separator: "\n")
@@ -59,7 +66,9 @@ final class VerboseTests: CLITestCase {
         XCTAssertTrue(lines.lowercased().contains("re-using existing connection"), "a later file reused a connection: \(lines)")
         XCTAssertTrue(lines.contains("curl > Authorization: [redacted]"), lines)
         XCTAssertTrue(lines.contains("curl > Cookie: [redacted]"), lines)
-        for secret in ["s3cret", "alice"] {
+        XCTAssertTrue(lines.contains("Issue another request to this URL: 'http://…@127.0.0.1:"), lines)
+        XCTAssertTrue(lines.contains("curl < Location: http://…@127.0.0.1:"), lines)
+        for secret in ["s3cret", "alice", "bob", "zed"] {
             XCTAssertFalse(output.stderr.contains(secret), "\(secret) in: \(output.stderr)")
             XCTAssertFalse(output.stdout.contains(secret))
         }
