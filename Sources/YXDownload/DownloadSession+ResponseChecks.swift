@@ -40,6 +40,14 @@ extension DownloadSession {
                             url: redactedURL, httpStatus: 206))
                 }
                 if let error = checkLength(of: response, range: range) { return .refuse(error) }
+                if isSingle && Self.isAnotherVersion(response, total: range.total, than: s.resume) {
+                    // A server that ignores `If-Range` sends the rest of a file that changed since the
+                    // `.part` was written: its bytes would be glued to the old ones. The `.part` starts
+                    // over, so that the retry asks for the whole new file.
+                    Self.startOver(&s, fd: s.fd, url: redactedURL)
+                    s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+                    return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
+                }
                 if let total = range.total, let known = s.resume.total, total != known {
                     s.invalidated = true
                     return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
@@ -71,6 +79,20 @@ extension DownloadSession {
                 return .refuse(httpError(response))
             }
         }
+    }
+
+    /// Whether a `206` to a resume is of another version of the file than the `.part` holds: another
+    /// total length, or another validator than the one the resume asked with (`If-Range`), when the
+    /// response names one of the same kind.
+    static func isAnotherVersion(_ response: TransferResponse, total: Int64?, than resume: ResumeState) -> Bool {
+        if let total, let known = resume.total, total != known { return true }
+        if let etag = resume.etag, !etag.hasPrefix("W/") {
+            return response.etag.map { $0 != etag } ?? false
+        }
+        if let lastModified = resume.lastModified, let sent = response.lastModified {
+            return sent != lastModified
+        }
+        return false
     }
 
     /// A `206` whose `Content-Length` disagrees with its `Content-Range` frames a body that is not the

@@ -61,7 +61,7 @@ package enum FailureMessage {
         case .unsupportedScheme:
             return "\(oneLine(error.message)): only http and https are followed, for the URL and its redirects"
         case .validatorChanged:
-            return "\(oneLine(error.message))\(attempts): the file changed on the server; run the same command again"
+            return "\(oneLine(error.message))\(attempts): run the same command again to download it from the start"
         case .unexpectedResponse:
             return "\(oneLine(error.message)): the server's answer cannot be used; check the URL, or try later"
         case .invalidURL, .transfer:

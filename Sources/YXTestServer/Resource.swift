@@ -44,6 +44,11 @@ public struct Resource: Sendable {
     /// body, and no `Accept-Ranges` header is sent.
     public var ignoresRange: Bool
 
+    /// When `true`, `Range` is honoured but `If-Range` is not: a resume gets the rest of the current
+    /// version even when the validator it sent is another one's (a server that breaks RFC 9110 this way
+    /// glues two versions together for a client that does not check). Default `false`.
+    public var ignoresIfRange = false
+
     /// When `true`, bodies are sent with `Transfer-Encoding: chunked` and no `Content-Length`.
     ///
     /// Data is framed in chunks of at most 64 KiB. A body cut short by a failure ends without the

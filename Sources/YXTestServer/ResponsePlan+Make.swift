@@ -82,7 +82,7 @@ extension ResponsePlan {
 
         var range = ByteRangeRequest.ignored
         if !resource.ignoresRange, let header = request.header("Range") {
-            if let ifRange = request.header("If-Range"),
+            if let ifRange = request.header("If-Range"), !resource.ignoresIfRange,
                 !self.ifRangeMatches(ifRange, etag: etag, lastModified: lastModified)
             {
                 range = .ignored

@@ -48,6 +48,30 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(restarted.resumedFrom, 0)
     }
 
+    /// A server that honours `Range` but ignores `If-Range` answers a resume of an old version's `.part`
+    /// with the rest of the new version: another validator, or another length. The download starts over
+    /// within the same run (one retry) instead of gluing two versions together or failing.
+    func testAResumeAnsweredWithAnotherVersionStartsOver() async throws {
+        let size: Int64 = 2 << 20
+        for (newSize, newSeed) in [(size, UInt64(21)), (size + 100_000, UInt64(22))] {
+            server.resetCounters()
+            server.serve("/g.bin", Resource(.generated(size: size, seed: 20), etag: "v1", failures: [.dropAfter(bytes: 600_000)]))
+            _ = downloadError(await run(makeJob("/g.bin", options: fastOptions(retries: 0))))
+            assertResumableOneStream("g.bin")
+            var changed = Resource(.generated(size: newSize, seed: newSeed), etag: "v2")
+            changed.ignoresIfRange = true
+            server.serve("/g.bin", changed)
+            let result = try await run(makeJob("/g.bin", options: fastOptions(retries: 1))).get()
+            XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: newSize, seed: newSeed), "the new version, whole")
+            XCTAssertEqual(result.resumedFrom, 0)
+            let requests = server.requests(to: "/g.bin")
+            XCTAssertEqual(requests.count, 3, "the drop, the resume refused, the whole file")
+            XCTAssertEqual(requests.dropFirst().first?.header("If-Range"), "\"v1\"")
+            XCTAssertNil(requests.last?.header("Range"), "from zero")
+            try FileManager.default.removeItem(at: result.file)
+        }
+    }
+
     func testATornFirstSidecarMakesTheDownloadStartOver() async throws {
         // The first sidecar is created in place, not renamed: a process killed while it wrote one
         // leaves a file that does not decode, beside a .part whose bytes then count for nothing.
