@@ -8,7 +8,7 @@ import YXQueue
 /// The dispatch sources that receive the signals live as long as the process. A source that is
 /// released or cancelled has its end processed on a pool thread, which libdispatch starts for it
 /// as the process exits: in a run of one small file that thread was a measurable part of the time.
-enum InterruptSignals {
+package enum InterruptSignals {
     private static let handler = Locked<(@Sendable (Int32) -> Void)?>(nil)
 
     private final class Sources: @unchecked Sendable {
@@ -30,7 +30,7 @@ enum InterruptSignals {
 
     /// From now on, SIGINT and SIGTERM call `handler` with the signal's number (on a dispatch thread)
     /// instead of ending the process.
-    static func route(to handler: @escaping @Sendable (Int32) -> Void) {
+    package static func route(to handler: @escaping @Sendable (Int32) -> Void) {
         _ = installed
         Self.handler.withLock { $0 = handler }
     }

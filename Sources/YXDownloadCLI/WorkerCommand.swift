@@ -35,7 +35,8 @@ package struct WorkerCommand: ParsableCommand {
             standard output instead (as 'yxdownload --json' prints).
 
             Exit status: 0 stopped (or, with --exit-when-empty, the queue is empty) and no download of \
-            this worker failed; 1 some failed; 2 bad usage.
+            this worker failed; 1 some failed; 2 bad usage; with --exit-when-empty, 130 or 143 when \
+            SIGINT or SIGTERM stopped it before the queue was empty.
             """
     )
 

@@ -78,6 +78,12 @@ struct WorkerSettings: Sendable {
                 }
             }
         }
+        // With --exit-when-empty, a worker stopped by a signal did not empty the queue: it exits as an
+        // interrupted download does (130, 143), so that `worker --exit-when-empty && next-step` stops.
+        let stoppedBy = Locked<Int32?>(nil)
+        if exitWhenEmpty {
+            InterruptSignals.route { number in stoppedBy.withLock { $0 = $0 ?? number } }
+        }
         var status = ExitStatus.success
         do {
             try await group.run()
@@ -92,6 +98,7 @@ struct WorkerSettings: Sendable {
         totals.seconds = runner.elapsed
         reporter.end(totals: totals)
         if totals.failed > 0 { status = ExitStatus.failure }
+        if let signal = stoppedBy.withLock({ $0 }) { status = 128 + signal }
         return status
     }
 }

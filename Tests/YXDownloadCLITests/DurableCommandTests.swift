@@ -395,6 +395,20 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(count(status, "running"), 0)
         for source in sources { XCTAssertGreaterThan(fileSize("out/\(source.name).part"), 300_000) }
 
+        // With --exit-when-empty, a signal that stops the worker before the queue is empty is an
+        // interruption (130 for SIGINT), not a success.
+        let before = sources.map { fileSize("out/\($0.name).part") }
+        let interrupted = try startWorker("--grace", "0", "--exit-when-empty")
+        try await waitUntil(timeout: 60, "the downloads to go on") {
+            zip(sources, before).allSatisfy { fileSize("out/\($0.name).part") > $1 }
+        }
+        interrupted.send(SIGINT)
+        let stoppedOnSIGINT = await interrupted.wait(timeout: 60)
+        let ended = try XCTUnwrap(stoppedOnSIGINT, "the worker did not stop on SIGINT")
+        XCTAssertEqual(ended.status, 130, ended.stderr)
+        let afterSIGINT = try await self.status()
+        XCTAssertEqual(count(afterSIGINT, "available"), 2, "\(afterSIGINT)")
+
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
         let next = try XCTUnwrap(finished)
         XCTAssertEqual(next.status, 0, next.stderr)
