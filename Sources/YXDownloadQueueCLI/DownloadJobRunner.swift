@@ -20,6 +20,9 @@ import YXTerminal
 ///   download is canceled, keeps its `.part`, and the call returns once the download has ended, so no
 ///   other worker writes the same `.part` while this one still does.
 ///
+/// - the worker's own disk or folder failed (no space, no permission, a read-only or failing disk): the
+///   job is given back uncounted (`JobRelease`), for another worker, and this worker stops.
+///
 /// Parameters that do not decode, or a path that would leave the folder, discard the job.
 final class DownloadJobRunner: JobRunner {
     /// The result stored with a succeeded download.
@@ -112,6 +115,15 @@ final class DownloadJobRunner: JobRunner {
                     resumedFrom: result.resumedFrom))
         } catch let error as DownloadError {
             let message = FailureMessage.text(for: error, file: item.file, retries: options.retryPolicy.retries)
+            if Self.isLocalFault(error) {
+                // This worker's disk or folder, not the download: another worker may well do it. The job
+                // goes back to the queue uncounted, and this worker stops claiming.
+                totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
+                reporter.failed(
+                    id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil))
+                onLocalFault.withLock { $0 }?(message)
+                throw JobRelease(message)
+            }
             // A transient error that outlasted the downloader's own retries (a server down for a while)
             // gets another attempt later, after the store's back-off, while attempts are left; any other
             // error fails for good: trying again would not help.
@@ -137,6 +149,17 @@ final class DownloadJobRunner: JobRunner {
             }
             throw error
         }
+    }
+
+    /// Called (on any thread, any number of times) when a download failed because of this worker's
+    /// disk or folder; the worker then stops.
+    let onLocalFault = Locked<(@Sendable (String) -> Void)?>(nil)
+
+    /// Whether a download's failure is this worker's: its folder cannot be written, its disk is full or
+    /// failing. A 404 or a checksum mismatch is the download's, and fails it for good.
+    static func isLocalFault(_ error: DownloadError) -> Bool {
+        guard error.kind == .fileSystem, let code = error.osErrno else { return false }
+        return [EACCES, EPERM, EROFS, ENOSPC, EDQUOT, EIO, ELOOP].contains(code)
     }
 
     /// Seconds since the worker started.

@@ -78,6 +78,18 @@ struct WorkerSettings: Sendable {
                 }
             }
         }
+        // A download that failed on this worker's disk or folder was given back; the worker stops, so as
+        // not to take every job of the queue and give it back.
+        let localFault = Locked<String?>(nil)
+        runner.onLocalFault.withLock {
+            $0 = { message in
+                let first = localFault.withLock { fault -> Bool in
+                    defer { fault = fault ?? message }
+                    return fault == nil
+                }
+                if first { Task { await group.triggerGracefulShutdown() } }
+            }
+        }
         // With --exit-when-empty, a worker stopped by a signal did not empty the queue: it exits as an
         // interrupted download does (130, 143), so that `worker --exit-when-empty && next-step` stops.
         let stoppedBy = Locked<Int32?>(nil)
@@ -98,6 +110,12 @@ struct WorkerSettings: Sendable {
         totals.seconds = runner.elapsed
         reporter.end(totals: totals)
         if totals.failed > 0 { status = ExitStatus.failure }
+        if let fault = localFault.withLock({ $0 }) {
+            console.writeErr(
+                "yxdownload: the worker stopped: \(fault). Its downloads went back to the queue for another worker; "
+                    + "fix this, then start it again.\n")
+            status = ExitStatus.failure
+        }
         if let signal = stoppedBy.withLock({ $0 }) { status = 128 + signal }
         return status
     }

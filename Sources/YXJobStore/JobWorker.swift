@@ -431,6 +431,7 @@ public final class JobWorker: Service, Sendable {
         if stopReason == .leaseLost { return (nil, "lease_lost") }
         guard case .failure(let error) = result else { return (.succeeded, "succeeded") }
         if case JobHandlerError.discard(let reason) = error { return (.discarded(reason: reason), "discarded") }
+        if error is JobRelease, stopReason != .canceledInStore { return (.released, "released") }
         let message: String
         let delay: TimeInterval?
         switch stopReason {

@@ -416,6 +416,57 @@ final class DurableCommandTests: CLITestCase {
         assertAllWhole(sources, in: "out")
     }
 
+    /// A download that fails on the worker's own folder or disk (here a folder it may not write) is not
+    /// the download's fault: the job goes back to the queue uncounted, the worker stops with the reason
+    /// (exit 1) instead of taking and failing every job, and a worker that can write finishes them all.
+    func testAWorkerThatCannotWriteGivesItsJobsBackAndStops() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        let sources = (0..<6).map { Source(name: "l\($0).bin", size: Int64(10_000 + $0), seed: UInt64(2000 + $0)) }
+        for source in sources { serveGenerated("/\(source.name)", size: source.size, seed: source.seed) }
+        try writeList(sources.map { "\(server.url("/\($0.name)"))\n  dir=locked" }.joined(separator: "\n") + "\n")
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let locked = work.appendingPathComponent("out/locked", isDirectory: true)
+        try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked.path)
+
+        // Root without the capability to override permissions: `out` is writable, `out/locked` is not.
+        let unprivileged = try RunningCommand(
+            ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "worker", "--queue", queue,
+             "-d", "out", "--lease", "1", "-j", "2", "--exit-when-empty"],
+            in: work, executable: setpriv)
+        let stopped = await unprivileged.wait(timeout: 60)
+        let output = try XCTUnwrap(stopped, "the worker did not stop")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("yxdownload: the worker stopped: Permission denied (creating out/locked/l"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("Its downloads went back to the queue for another worker"), output.stderr)
+        let after = try await self.status()
+        XCTAssertEqual(count(after, "failed"), 0, "a local fault failed jobs for good: \(after)")
+        XCTAssertEqual(count(after, "available"), sources.count, "\(after)")
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: locked.path)
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
+        let next = try XCTUnwrap(finished)
+        XCTAssertEqual(next.status, 0, next.stderr)
+        assertAllWhole(sources, in: "out/locked")
+    }
+
+    func testAWorkerRefusesAFolderItCannotWrite() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        let locked = work.appendingPathComponent("ro", isDirectory: true)
+        try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked.path)
+        let refused = try await RunningCommand(
+            ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "worker", "--queue", queue,
+             "-d", "ro", "--exit-when-empty"],
+            in: work, executable: setpriv
+        ).wait()
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertEqual(refused.stderr, "yxdownload: cannot write into ro: Permission denied\n")
+    }
+
     func testThreeWorkersWithRandomKillsFinishEveryFile() async throws {
         let long = ProcessInfo.processInfo.environment["YXQUEUE_LONG_TESTS"] == "1"
         let files = long ? 300 : 60
