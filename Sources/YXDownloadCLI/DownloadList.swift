@@ -68,7 +68,9 @@ struct DownloadListParser: Sendable {
     /// Reads one line; returns the entry the line completed, if any (an entry is complete when the next
     /// URL line, or the end, arrives). Entries with an error are never returned.
     mutating func consume(_ line: some StringProtocol, number: Int) -> DownloadListEntry? {
-        let text = Substring(line)
+        var text = Substring(line)
+        // A byte order mark, which some editors put at the start of a UTF-8 file, is not part of the line.
+        if number == 1, text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
         let trimmed = String(text.trimmingListWhitespace())
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         let indented = text.first == " " || text.first == "\t"
@@ -133,8 +135,17 @@ struct DownloadListParser: Sendable {
     /// The URL a text names, if it is an http or https URL with a host (a list line or a command-line
     /// argument); otherwise why not, without credentials.
     static func downloadURL(_ text: String) -> Result<URL, URLProblem> {
+        // `URL(string:)` would quietly escape these: a tab before a second URL (aria2's mirrors), a
+        // comment after a space, a NUL would all become part of the path.
+        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0.properties.isWhitespace }) {
+            let hint = text.contains("://") ? " (a URL holds no spaces or control characters; write a space as %20)" : ""
+            return .failure(URLProblem(description: "not a URL: \(redacted(text))\(hint)"))
+        }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             return .failure(URLProblem(description: "not a URL: \(redacted(text))"))
+        }
+        if let port = url.port, !(1...65535).contains(port) {
+            return .failure(URLProblem(description: "port \(port) is out of range (1 to 65535): \(redacted(text))"))
         }
         guard scheme == "http" || scheme == "https" else {
             return .failure(URLProblem(description: "unsupported scheme \"\(scheme)\" (only http and https)"))

@@ -9,14 +9,21 @@ struct SourceOptions: ParsableArguments {
         completion: .file())
     var inputs: [String] = []
 
+    /// Every `-i` given: one is allowed, and a second is an error rather than silently the one read.
     @Option(
         name: [.customShort("i", allowingJoined: true), .customLong("input-file")],
         help: ArgumentHelp("A list of URLs, one per line ('-': standard input).", valueName: "LIST"),
         completion: .file())
-    var inputFile: String?
+    var inputFiles: [String] = []
+
+    /// The list `-i` names, if it names one.
+    var inputFile: String? { inputFiles.last }
 
     /// The sources these arguments name, or why they name none.
     var sources: Result<DownloadSources, DownloadSources.Problem> {
-        DownloadSources.from(arguments: inputs, inputFile: inputFile)
+        guard inputFiles.count <= 1 else {
+            return .failure(DownloadSources.Problem(description: "one list only: -i is given \(inputFiles.count) times"))
+        }
+        return DownloadSources.from(arguments: inputs, inputFile: inputFile)
     }
 }

@@ -22,6 +22,8 @@ final class CommandLineUsageTests: CLITestCase {
             (["-Z"], "Unknown option '-Z'"),
             (["-q", "--frobnicate", "-j", "3"], "Unknown option '--frobnicate'"),
             (["-j", list], "The value 'urls.txt' is invalid for '-j <N>'"),
+            // A second list is refused, not silently the only one read.
+            (["-i", list, "-i", list], "one list only: -i is given 2 times"),
         ]
         for (arguments, message) in cases {
             let output = try await RunningCommand(arguments, in: work).wait()

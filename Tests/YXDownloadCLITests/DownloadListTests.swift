@@ -92,6 +92,26 @@ final class DownloadListTests: XCTestCase {
             ["urls.txt:3: out= given twice", "urls.txt:5: dir= is empty", "urls.txt:6: out=. is not a file name"])
     }
 
+    /// Found by a helper's review: a list saved with a byte order mark lost its first line, and a tab,
+    /// a space or a NUL inside a URL line was escaped into the path instead of being reported.
+    func testAByteOrderMarkIsSkippedAndBlanksInAURLAreErrors() {
+        let (entries, errors) = parse(
+            "\u{FEFF}https://example.com/bom.bin\nhttps://example.com/a.bin\thttps://example.com/b.bin\n"
+                + "https://example.com/c.bin # comment\nhttps://example.com/n\u{0}ul.bin\nhttp://127.0.0.1:99999/x\n"
+                + "http://127.0.0.1:65535/ok\n")
+        XCTAssertEqual(entries.map(\.url.absoluteString), ["https://example.com/bom.bin", "http://127.0.0.1:65535/ok"])
+        XCTAssertEqual(
+            errors,
+            [
+                "urls.txt:2: not a URL: https://example.com/a.bin\\u{9}https://example.com/b.bin (a URL holds no spaces or control characters; write a space as %20)",
+                "urls.txt:3: not a URL: https://example.com/c.bin # comment (a URL holds no spaces or control characters; write a space as %20)",
+                "urls.txt:4: not a URL: https://example.com/n\\u{0}ul.bin (a URL holds no spaces or control characters; write a space as %20)",
+                "urls.txt:5: port 99999 is out of range (1 to 65535): http://127.0.0.1:99999/x",
+            ])
+        // Only at the start of the list.
+        XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
+    }
+
     func testReasonsShowControlCharactersAsEscapes() {
         // Found by `scripts/fuzz list-parser` (issue 12): a reason quoted the line's control characters as
         // they were, so a stray CR or an escape sequence in a list broke the `FILE:LINE: reason` line or
