@@ -10,7 +10,9 @@ extension StatusCommand {
     func execute(console: Console = .standard) -> Int32 {
         let location = QueueLocation(text: queue)
         let json = json
-        if !location.isPostgres && !FileManager.default.fileExists(atPath: location.text) {
+        // `status` only reads: a missing or empty file is no queue, and is not made one.
+        let size = (try? FileManager.default.attributesOfItem(atPath: location.text)[.size] as? Int) ?? nil
+        if !location.isPostgres && (size ?? 0) == 0 {
             console.writeErr("yxdownload: no queue at \(location) (yxdownload enqueue --queue \(location) creates it)\n")
             return ExitStatus.failure
         }

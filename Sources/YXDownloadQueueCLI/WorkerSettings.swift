@@ -28,7 +28,13 @@ struct WorkerSettings: Sendable {
         let logger = DiagnosticLog.logger(verbosity: verbose) { line in
             if let screen { screen.print([line], toStandardError: true) } else { console.writeErr(line + "\n") }
         }
+        // A mistyped path makes a new, empty queue that nothing will fill: say so, even with -q.
+        let isNew = !location.isPostgres && !FileManager.default.fileExists(atPath: location.text)
         guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
+        if isNew {
+            let note = "yxdownload: \(location) held no queue: a new, empty one was made there (is the path right?)"
+            if let screen { screen.print([note], toStandardError: true) } else { console.writeErr(note + "\n") }
+        }
         var options = DownloadOptions()
         options.connections = connections
         options.computeSHA256 = json  // a finish event carries the file's SHA-256, as a download's does

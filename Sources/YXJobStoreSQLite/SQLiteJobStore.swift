@@ -83,7 +83,9 @@ public final class SQLiteJobStore: JobStore {
     ///   - path: The database file; its folder must exist. `-wal` and `-shm` files appear beside it.
     ///   - configuration: Busy timeout, poll interval, enqueue durability.
     ///   - logger: Where the store logs.
-    /// - Throws: SQLite's errors, or ``JobStoreError/schemaTooNew(found:supported:)``.
+    /// - Throws: SQLite's errors, ``JobStoreError/schemaTooNew(found:supported:)``, or
+    ///   ``JobStoreError/invalidLocation(_:)`` for a database that holds other tables and no store (it is
+    ///   not written to).
     public static func open(
         path: String,
         configuration: Configuration = Configuration(),

@@ -9,6 +9,39 @@ import YXQueue
 /// A file written by the first version of the store opens with this one: its schema is migrated, and its
 /// jobs keep what they meant.
 final class SQLiteMigrationTests: XCTestCase {
+    /// Found by a helper's review: `yxdownload status --queue app.db` wrote the store's tables into a
+    /// user's own database. A database with other tables and no store is refused, and left as it was.
+    func testADatabaseOfSomethingElseIsRefusedAndLeftAlone() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-foreign-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("app.db").path
+        let queue = try DatabaseQueue(path: path)
+        try await queue.writeWithoutTransaction { db in try db.run("CREATE TABLE users (id INTEGER, name TEXT)") }
+        try queue.close()
+
+        do {
+            let store = try await SQLiteJobStore.open(path: path)
+            try? await store.close()
+            XCTFail("a foreign database was opened as a store")
+        } catch let error as JobStoreError {
+            XCTAssertEqual(
+                error, .invalidLocation("the database holds other tables (users) and no job store; it is left as it was"))
+        }
+        let check = try DatabaseQueue(path: path)
+        let tables = try await check.read { db in
+            try db.rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { try $0.string("name") }
+        }
+        try check.close()
+        XCTAssertEqual(tables, ["users"])
+
+        // An empty file is a new store, as before.
+        let empty = folder.appendingPathComponent("empty.sqlite").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
+        let store = try await SQLiteJobStore.open(path: empty)
+        try await store.close()
+    }
+
     func testAVersionOneFileIsMigrated() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-migrate-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
