@@ -59,7 +59,7 @@ extension EnqueueCommand {
                         + "\(new) new, \(results.count - new) already queued\n")
             }
         } catch {
-            console.writeErr("yxdownload: cannot store the downloads in \(location): \(error); nothing was stored.\n")
+            console.writeErr("yxdownload: cannot store the downloads in \(location): \(StoreErrorText.short(error)); nothing was stored.\n")
             status = ExitStatus.failure
         }
         try? await store.close()

@@ -41,7 +41,7 @@ struct QueueLocation: Sendable, CustomStringConvertible {
         do {
             return try await open(logger: logger)
         } catch {
-            console.writeErr("yxdownload: cannot open the queue \(self): \(error)\n")
+            console.writeErr("yxdownload: cannot open the queue \(self): \(StoreErrorText.short(error))\n")
             return nil
         }
     }

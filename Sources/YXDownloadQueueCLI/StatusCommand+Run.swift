@@ -28,7 +28,7 @@ extension StatusCommand {
                 try? await store.close()
                 return ExitStatus.success
             } catch {
-                console.writeErr("yxdownload: cannot read the queue \(location): \(error)\n")
+                console.writeErr("yxdownload: cannot read the queue \(location): \(StoreErrorText.short(error))\n")
                 try? await store.close()
                 return ExitStatus.failure
             }

@@ -106,7 +106,7 @@ struct WorkerSettings: Sendable {
         do {
             try await group.run()
         } catch {
-            console.writeErr("yxdownload: the worker stopped: \(error)\n")
+            console.writeErr("yxdownload: the worker stopped: \(StoreErrorText.short(error))\n")
             status = ExitStatus.failure
         }
         ticker?.cancel()

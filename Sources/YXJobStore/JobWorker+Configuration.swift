@@ -32,7 +32,8 @@ extension JobWorker {
         /// How long a graceful shutdown lets running jobs finish before it cancels them and gives them
         /// back to the store.
         public var shutdownGracePeriod: Duration
-        /// Stop by itself once no job of its names is waiting, available or running anywhere.
+        /// Stop by itself once no job of its names is waiting, available or running anywhere; or, with
+        /// an error, once its claims kept failing (it cannot tell whether jobs are left).
         public var exitWhenIdle: Bool
         /// Also claim jobs whose name no handler has, and discard them. Only for a worker that knows
         /// every job name of its store: another worker's jobs would be discarded too.

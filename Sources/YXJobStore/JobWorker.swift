@@ -110,7 +110,9 @@ public final class JobWorker: Service, Sendable {
     ///
     /// Returns once every job it claimed has an outcome written (or was given back).
     ///
-    /// - Throws: ``JobWorkerError`` when it cannot start.
+    /// - Throws: ``JobWorkerError`` when it cannot start; with ``Configuration/exitWhenIdle``, the
+    ///   store's error when its claims kept failing (8 in a row, about 6 s): it stopped, since it could
+    ///   not tell whether jobs were left.
     public func run() async throws {
         let names = runner.jobNames
         guard !names.isEmpty else { throw JobWorkerError.noJobNames }
@@ -151,6 +153,7 @@ public final class JobWorker: Service, Sendable {
         control.cancel()
         await control.value
         logger.info("worker stopped")
+        if let failure = state.withLock({ $0.storeFailure }) { throw failure }
     }
 
     /// Stops claiming, lets running jobs finish within the grace period, then cancels them and gives
@@ -193,8 +196,14 @@ public final class JobWorker: Service, Sendable {
 
     // MARK: - Claiming
 
+    /// A worker that exits when idle gives up after this many claims in a row failed (about 6 s of
+    /// back-off): it cannot tell whether the queue is empty, and would otherwise wait for ever on a store
+    /// that refuses it (a read-only or damaged file). A worker that runs as a service keeps trying.
+    static let claimFailuresBeforeGivingUp = 8
+
     private func claimLoop(names: [String], groups: [[String]]) async {
         var errorDelay = Duration.milliseconds(50)
+        var failuresInARow = 0
         while isRunning {
             let storeGeneration = store.changeGeneration
             let slotGeneration = slotSignal.generation
@@ -230,8 +239,16 @@ public final class JobWorker: Service, Sendable {
                     discardUnknown(unknown)
                 }
                 errorDelay = .milliseconds(50)
+                failuresInARow = 0
             } catch {
                 metrics.storeError("claim")
+                failuresInARow += 1
+                if configuration.exitWhenIdle && failuresInARow >= Self.claimFailuresBeforeGivingUp {
+                    logger.error("claims keep failing; stopping (exit when idle)", metadata: ["error": "\(String(reflecting: error))"])
+                    state.withLock { $0.storeFailure = $0.storeFailure ?? error }
+                    shutdown()
+                    break
+                }
                 logger.warning(
                     "claim failed; trying again",
                     metadata: ["error": "\(String(reflecting: error))", "delay": "\(errorDelay)"]
@@ -840,6 +857,8 @@ extension JobWorker {
 
     struct State {
         var phase: Phase = .created
+        /// Why an exit-when-idle worker gave up on its store: ``run()`` throws it once stopped.
+        var storeFailure: (any Error)?
         var running: [JobID: RunningJob] = [:]
         var runningByName: [String: Int] = [:]
         var pending: [JobCompletion] = []

@@ -452,6 +452,29 @@ final class DurableCommandTests: CLITestCase {
         assertAllWhole(sources, in: "out/locked")
     }
 
+    /// Found by a helper's review: a worker on a store it cannot write waited for ever, silently, even
+    /// with --exit-when-empty. It now stops after its claims kept failing, with the store's error in a
+    /// line (no SQL statement), exit 1.
+    func testAnExitWhenEmptyWorkerOnAStoreItCannotWriteStops() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        _ = try serveFiles(1, size: { _ in 1_000 })
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: work.appendingPathComponent(queue + suffix).path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: work.appendingPathComponent(queue + suffix).path)
+        }
+        let worker = try RunningCommand(
+            ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "worker", "--queue", queue,
+             "-d", "out", "--exit-when-empty", "-q"],
+            in: work, executable: setpriv)
+        let stopped = await worker.wait(timeout: 60)
+        let output = try XCTUnwrap(stopped, "the worker did not stop")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("readonly database") || output.stderr.contains("unable to open"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("while executing"), output.stderr)
+    }
+
     func testAWorkerRefusesAFolderItCannotWrite() async throws {
         let setpriv = "/usr/bin/setpriv"
         try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
