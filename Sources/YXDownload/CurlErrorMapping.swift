@@ -9,11 +9,26 @@ enum CurlErrorMapping {
             _ = yx_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osErrno)
         }
         let detail = transfer.curlErrorMessage ?? String(cString: curl_easy_strerror(code))
+        // A redirect's status is not the failure's: the request it led to failed without a response.
         let status = transfer.response.status > 0 ? transfer.response.status : nil
+        let redirected = status.map { (300...399).contains($0) } ?? false
+        var failedURL: String?
+        if let handle = transfer.handle {
+            var effective: UnsafeMutablePointer<CChar>?
+            if yx_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
+                let url = URL(string: String(cString: effective))
+            {
+                let shown = URLRedaction.redacted(url)
+                if shown != transfer.redactedURL { failedURL = shown }
+            }
+        }
         func make(_ kind: DownloadError.Kind) -> DownloadError {
-            DownloadError(
-                kind, detail, url: transfer.redactedURL, httpStatus: status, curlCode: Int(code.rawValue),
+            var error = DownloadError(
+                kind, detail, url: transfer.redactedURL,
+                httpStatus: redirected && kind != .tooManyRedirects ? nil : status, curlCode: Int(code.rawValue),
                 osErrno: osErrno == 0 ? nil : Int32(osErrno), retryAfter: transfer.response.retryAfter)
+            error.failedURL = failedURL
+            return error
         }
         switch code {
         case CURLE_URL_MALFORMAT:

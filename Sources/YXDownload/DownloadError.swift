@@ -69,6 +69,9 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     public var osErrno: Int32?
     /// How long the server asked us to wait (`Retry-After`), in seconds.
     public var retryAfter: TimeInterval?
+    /// The URL of the request that failed, without credentials, when redirects led away from ``url``
+    /// (a refused connection or an unknown host is the redirect target's, not the first server's).
+    public var failedURL: String?
 
     /// Creates an error.
     public init(

@@ -26,9 +26,12 @@ package enum FailureMessage {
             return oneLine(String(describing: error))
         }
         let attempts = error.isTransient && retries > 0 ? " after \(retries + 1) attempts" : ""
-        let host = URL(string: error.url)?.host ?? "the server"
-        let port = URL(string: error.url).map { url in url.port.map(String.init) ?? (url.scheme == "https" ? "443" : "80") }
-            ?? "?"
+        // The server that failed: a redirect's target when redirects led elsewhere.
+        let failed = URL(string: error.failedURL ?? error.url)
+        let redirected = error.failedURL == nil ? "" : " (a redirect's target)"
+        let host = (failed?.host ?? "the server") + (error.kind == .couldNotResolve ? redirected : "")
+        let port = (failed.map { url in url.port.map(String.init) ?? (url.scheme == "https" ? "443" : "80") } ?? "?")
+            + (error.kind == .couldNotResolve ? "" : redirected)
         switch error.kind {
         case .couldNotResolve:
             return "cannot resolve host \(host): check the host name in the URL, and the network"
@@ -81,7 +84,9 @@ package enum FailureMessage {
         case 401: return "\(head): the server wants credentials (user:password@ in the URL, or -H \"Authorization: ...\")"
         case 403: return "\(head): the server refuses this file to us; check the URL and any credentials"
         case 429: return "\(head)\(attempts): the server limits requests; try again later, or with a lower -j"
-        case 500...599: return "\(head)\(attempts): the server failed; try again later (a .part is kept and resumes)"
+        case 408: return "\(head)\(attempts): the server stopped waiting for the request; check the network, then try again"
+        case 501: return "\(head): the server cannot serve this request; check the URL"
+        case 500...599: return "\(head)\(attempts): the server failed; try again later (the same command resumes what arrived)"
         default: return "\(head): the server refused the request; check the URL"
         }
     }

@@ -55,6 +55,22 @@ final class FailureMessageTests: CLITestCase {
             message: "connection refused by 127.0.0.1 port \(port) after 3 attempts: is the server up, and the port right?")
     }
 
+    /// Found by a helper's review: a failure after a redirect named the first server (its host and
+    /// port) and reported the redirect's status (302) as the failure's.
+    func testAFailureAfterARedirectNamesTheRedirectsTarget() async throws {
+        let port = try freePort()
+        server.serve("/to-closed", .redirect(to: "http://127.0.0.1:\(port)/x.bin"))
+        server.serve("/to-nowhere", .redirect(to: "http://nowhere.invalid/x.bin"))
+        let closed = server.url("/to-closed").absoluteString
+        try await expectFailure(
+            [closed, "--retries", "0"], file: "to-closed", url: closed,
+            message: "connection refused by 127.0.0.1 port \(port) (a redirect's target): is the server up, and the port right?")
+        let nowhere = server.url("/to-nowhere").absoluteString
+        try await expectFailure(
+            [nowhere], file: "to-nowhere", url: nowhere,
+            message: "cannot resolve host nowhere.invalid (a redirect's target): check the host name in the URL, and the network")
+    }
+
     func testAnUntrustedCertificate() async throws {
         let https = try HTTPSFixture(directory: root)
         defer { https.stop() }
@@ -79,9 +95,22 @@ final class FailureMessageTests: CLITestCase {
         let url = server.url("/e.iso").absoluteString
         try await expectFailure(
             [url, "--retries", "1", "--retry-wait", "0.01"], file: "e.iso", url: url,
-            message: "HTTP 503 Service Unavailable after 2 attempts: the server failed; try again later (a .part is kept "
-                + "and resumes)",
+            message: "HTTP 503 Service Unavailable after 2 attempts: the server failed; try again later (the same command "
+                + "resumes what arrived)",
             httpStatus: 503)
+        // Found by a helper's review: 408 is retried but was "refused"; 501 is not retried but was "try again".
+        server.serve("/t.iso", .status(408))
+        let timedOut = server.url("/t.iso").absoluteString
+        try await expectFailure(
+            [timedOut, "--retries", "1", "--retry-wait", "0.01"], file: "t.iso", url: timedOut,
+            message: "HTTP 408 Request Timeout after 2 attempts: the server stopped waiting for the request; check the "
+                + "network, then try again",
+            httpStatus: 408)
+        server.serve("/n.iso", .status(501))
+        let unsupported = server.url("/n.iso").absoluteString
+        try await expectFailure(
+            [unsupported], file: "n.iso", url: unsupported,
+            message: "HTTP 501 Not Implemented: the server cannot serve this request; check the URL", httpStatus: 501)
     }
 
     func testAChecksumMismatch() async throws {
