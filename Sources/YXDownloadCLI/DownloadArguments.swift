@@ -8,7 +8,7 @@ import YXQueue
 struct DownloadArguments: ParsableArguments {
     @OptionGroup var source: SourceOptions
 
-    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
+    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
     var jobs = 5
 
     @Option(
@@ -18,11 +18,13 @@ struct DownloadArguments: ParsableArguments {
 
     @Option(
         name: [.customShort("x", allowingJoined: true), .customLong("connections")],
+        parsing: .unconditional,
         help: ArgumentHelp("Connections per file, where the server accepts ranges (1-16).", valueName: "N"))
     var connections = 1
 
     @Option(
         name: .customLong("max-speed"),
+        parsing: .unconditional,
         help: ArgumentHelp("Overall speed limit in bytes per second: 500K, 2M, 1.5G (binary units).", valueName: "RATE"))
     var maxSpeed: ByteRate?
 

@@ -55,6 +55,7 @@ package struct EnqueueCommand: ParsableCommand {
 
     @Option(
         name: .customLong("per-host"),
+        parsing: .unconditional,
         help: ArgumentHelp(
             "At most N of these downloads from one host at once, across all workers of the store (kept in the store for the host until changed).",
             valueName: "N"))

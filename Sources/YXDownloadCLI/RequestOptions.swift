@@ -6,18 +6,19 @@ import YXDownload
 /// (``EnqueueCommand``, which stores them with each job) take them as one option group, so both accept,
 /// check and describe them alike.
 struct RequestOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Retries after a transient error (per part with -x).", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Retries after a transient error (per part with -x).", valueName: "N"))
     var retries = 5
 
     @Option(
         name: .customLong("retry-wait"),
+        parsing: .unconditional,
         help: ArgumentHelp("First back-off in seconds; doubles each retry. Retry-After is honoured.", valueName: "SECONDS"))
     var retryWait: Double = 1
 
-    @Option(help: ArgumentHelp("Give up an attempt when no byte arrived for this long.", valueName: "SECONDS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Give up an attempt when no byte arrived for this long.", valueName: "SECONDS"))
     var timeout: Double = 30
 
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp("Give up connecting after this long.", valueName: "SECONDS"))
+    @Option(name: .customLong("connect-timeout"), parsing: .unconditional, help: ArgumentHelp("Give up connecting after this long.", valueName: "SECONDS"))
     var connectTimeout: Double = 15
 
     @Option(

@@ -51,16 +51,18 @@ package struct WorkerCommand: ParsableCommand {
         completion: .directory)
     package var dir = "."
 
-    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
+    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
     package var jobs = 5
 
     @Option(
         name: [.customShort("x", allowingJoined: true), .customLong("connections")],
+        parsing: .unconditional,
         help: ArgumentHelp("Connections per file, where the server accepts ranges (1-16).", valueName: "N"))
     package var connections = 1
 
     @Option(
         name: .customLong("max-speed"),
+        parsing: .unconditional,
         help: ArgumentHelp("Overall speed limit in bytes per second: 500K, 2M, 1.5G (binary units).", valueName: "RATE"))
     package var maxSpeed: ByteRate?
 
@@ -68,12 +70,14 @@ package struct WorkerCommand: ParsableCommand {
     package var exitWhenEmpty = false
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "How long a dead worker's downloads stay unclaimable, at most (its lease is 80 % of this).",
             valueName: "SECONDS"))
     package var lease: Double = 30
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp("On SIGTERM or Ctrl-C, how long running downloads may go on before they are given back.", valueName: "SECONDS"))
     package var grace: Double = 10
 

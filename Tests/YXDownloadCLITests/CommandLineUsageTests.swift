@@ -12,7 +12,10 @@ final class CommandLineUsageTests: CLITestCase {
             ([], "nothing to download: give URLs, a list file, or -i FILE (see --help)"),
             (["-j", "0", list], "--jobs must be between 1 and 1000"),
             (["-x", "17", list], "--connections must be between 1 and 16"),
-            (["--retries", "-1", list], "--retries"),
+            (["--retries", "-1", list], "--retries must be between 0 and 100 (got -1)"),
+            // A negative number is a value, not a missing one (found by a helper's review).
+            (["-j", "-1", list], "--jobs must be between 1 and 1000 (got -1)"),
+            (["--timeout", "-5", list], "--timeout must be more than 0 seconds"),
             (["--timeout", "0", list], "--timeout must be more than 0 seconds"),
             (["--max-speed", "fast", list], "--max-speed"),
             (["-H", "no colon", list], "--header must look like \"Name: value\""),
