@@ -49,7 +49,12 @@ final class CommandLineUsageTests: CLITestCase {
         try Data().write(to: work.appendingPathComponent("occupied"))
         let blocked = try await yxdownload("urls.txt", "-d", "occupied/sub")
         XCTAssertEqual(blocked.status, 2)
-        XCTAssertTrue(blocked.stderr.hasPrefix("yxdownload: cannot create the output directory occupied/sub"), blocked.stderr)
+        // The system's reason, not Foundation's "NSCocoaErrorDomain error 512" (found by a helper's review).
+        XCTAssertEqual(blocked.stderr, "yxdownload: cannot create the output directory occupied/sub: Not a directory\n")
+        let nested = try await yxdownload("urls.txt", "-d", "new/a/b", "--retries", "0", "-q")
+        var isFolder: ObjCBool = false
+        XCTAssertTrue(FileManager.default.fileExists(atPath: work.appendingPathComponent("new/a/b").path, isDirectory: &isFolder))
+        XCTAssertTrue(isFolder.boolValue, nested.stderr)
     }
 
     func testEveryBadLineIsReportedWithItsNumberAndNothingIsRequested() async throws {
