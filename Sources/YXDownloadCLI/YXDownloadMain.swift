@@ -51,9 +51,31 @@ public enum YXDownloadMain {
                 return ExitStatus.success
             }
         } catch {
+            if let workerOption = workerOption(in: arguments) {
+                Console.standard.writeErr(
+                    "Error: enqueue has no \(workerOption): the worker's -d, -j, -x and --max-speed decide where and how "
+                        + "stored downloads run (see 'yxdownload worker --help').\n")
+                return ExitStatus.usage
+            }
             return report(unknownOption(hiddenBy: error, in: arguments) ?? error, of: YXDownloadCommand.self)
         }
         return command.execute()
+    }
+
+    /// A download option that `enqueue` does not take, given to it (the worker's options decide the
+    /// folder, the parallelism and the speed): argument-parser would report the value after it as a URL
+    /// that is not one, since a command's check runs before unknown options are reported.
+    static func workerOption(in arguments: [String]) -> String? {
+        guard arguments.first == "enqueue" else { return nil }
+        let workerOptions = ["-d", "--dir", "-j", "--jobs", "-x", "--connections", "--max-speed"]
+        for argument in arguments.dropFirst() {
+            if argument == "--" { return nil }
+            // `-d DIR`, `-dDIR`, `--dir DIR`, `--dir=DIR`; not a header value such as `-d foo: bar`.
+            guard !argument.contains(" ") else { continue }
+            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : String(argument.prefix(2))
+            if workerOptions.contains(name) { return name }
+        }
+        return nil
     }
 
     /// The error of an unknown option that "nothing to download" (or `enqueue`'s "nothing to queue")

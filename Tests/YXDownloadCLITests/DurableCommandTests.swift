@@ -142,6 +142,14 @@ final class DurableCommandTests: CLITestCase {
             XCTAssertEqual(unknown.status, 2, "\(bogus): \(unknown.stderr)")
             XCTAssertTrue(unknown.stderr.contains("Unknown option '\(bogus[0])'"), "\(bogus) → \(unknown.stderr)")
         }
+        // A worker's option given to enqueue is named as such, not taken for a URL (found by a helper's review).
+        for (option, value) in [("-d", "elsewhere"), ("-x", "4"), ("--dir=elsewhere", nil), ("-j8", nil)] {
+            let misplaced = try await RunningCommand(
+                ["enqueue", "--queue", queue, option] + (value.map { [$0] } ?? []) + [url], in: work
+            ).wait()
+            XCTAssertEqual(misplaced.status, 2, misplaced.stderr)
+            XCTAssertTrue(misplaced.stderr.hasPrefix("Error: enqueue has no \(option.prefix(2) == "--" ? String(option.prefix { $0 != "=" }) : String(option.prefix(2))): the worker's -d"), misplaced.stderr)
+        }
         let nothing = try await yxdownload("enqueue", "--queue", queue)
         XCTAssertEqual(nothing.status, 2)
         XCTAssertTrue(nothing.stderr.contains("nothing to queue: give URLs"), nothing.stderr)
