@@ -57,7 +57,7 @@ package struct EnqueueCommand: ParsableCommand {
         name: .customLong("per-host"),
         parsing: .unconditional,
         help: ArgumentHelp(
-            "At most N of these downloads from one host at once, across all workers of the store (kept in the store for the host until changed).",
+            "At most N of these downloads from one host at once, across all workers of the store (kept in the store for the host until changed; each download uses up to the worker's -x connections).",
             valueName: "N"))
     package var perHost: Int?
 
