@@ -40,7 +40,7 @@ package final class JSONReporter: RunReporter {
     package func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         lastReported[item.file] = nil
         emit(JSONLine([
-            "event": .string("fail"), "url": .string(item.url), "file": .string(item.file),
+            "event": .string(failure.isFinal ? "fail" : "requeue"), "url": .string(item.url), "file": .string(item.file),
             "error": .string(failure.message), "http_status": failure.httpStatus.map { .int(Int64($0)) } ?? .null,
         ]))
     }

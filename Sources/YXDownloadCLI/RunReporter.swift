@@ -56,10 +56,14 @@ package struct DownloadFailure: Sendable {
     package var message: String
     /// The HTTP status of the final response, when there was one.
     package var httpStatus: Int?
+    /// Whether the download failed for good; a worker's attempt that went back to its queue for a later
+    /// one is not (`again` and `"event":"requeue"` instead of `fail`).
+    package var isFinal: Bool
 
-    package init(message: String, httpStatus: Int?) {
+    package init(message: String, httpStatus: Int?, isFinal: Bool = true) {
         self.message = message
         self.httpStatus = httpStatus
+        self.isFinal = isFinal
     }
 }
 
@@ -97,7 +101,7 @@ extension RunReporter {
 
     /// `fail  FILE  MESSAGE (URL)`: the line of a failed download, on standard error.
     package func failureLine(_ item: DownloadItem, _ failure: DownloadFailure) -> String {
-        "fail  \(item.file)  \(failure.message) (\(item.url))"
+        (failure.isFinal ? "fail  " : "again ") + "\(item.file)  \(failure.message) (\(item.url))"
     }
 
     package func abandon() {}

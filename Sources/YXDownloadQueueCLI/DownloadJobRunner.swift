@@ -120,7 +120,7 @@ final class DownloadJobRunner: JobRunner {
                 // goes back to the queue uncounted, and this worker stops claiming.
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
-                    id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil))
+                    id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil, isFinal: false))
                 onLocalFault.withLock { $0 }?(message)
                 throw JobRelease(message)
             }
@@ -130,7 +130,8 @@ final class DownloadJobRunner: JobRunner {
             if error.isTransient && job.failures < job.retry.retries {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
-                    id, item, DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus))
+                    id, item,
+                    DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus, isFinal: false))
                 throw error
             }
             totals.withLock {

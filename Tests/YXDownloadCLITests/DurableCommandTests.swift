@@ -346,6 +346,9 @@ final class DurableCommandTests: CLITestCase {
         let output = try XCTUnwrap(finished)
         XCTAssertEqual(output.status, 1, "gone.bin failed for good: \(output.stderr)")
         XCTAssertEqual(output.stderr.components(separatedBy: "queued again for a later attempt").count - 1, 2, output.stderr)
+        // A line that a script counts as a failure is one only for good (found by a helper's review).
+        XCTAssertEqual(output.stderr.components(separatedBy: "\nagain out/flaky.bin  HTTP 503").count - 1, 2, output.stderr)
+        XCTAssertEqual(output.stderr.components(separatedBy: "fail  ").count - 1, 1, output.stderr)
         XCTAssertTrue(output.stderr.contains("fail  out/gone.bin  HTTP 404"), output.stderr)
         XCTAssertTrue(holdsGenerated("out/flaky.bin", size: 50_000, seed: 7))
         let status = try await status()
