@@ -175,7 +175,7 @@ struct DownloadListParser: Sendable {
             guard pending?.out == nil else { return invalid(number, "out= given twice") }
             guard !value.isEmpty else { return invalid(number, "out= is empty") }
             guard !value.hasPrefix("/"), !Self.climbs(value) else {
-                return invalid(number, "out=\(value) would leave the output directory")
+                return invalid(number, Self.leaving("out", value))
             }
             guard value != "." else { return invalid(number, "out=. is not a file name") }
             pending?.out = FileNaming.sanitize(value)
@@ -183,7 +183,7 @@ struct DownloadListParser: Sendable {
             guard pending?.dir.isEmpty ?? true else { return invalid(number, "dir= given twice") }
             guard !value.isEmpty else { return invalid(number, "dir= is empty") }
             guard !value.hasPrefix("/"), !Self.climbs(value) else {
-                return invalid(number, "dir=\(value) would leave the output directory")
+                return invalid(number, Self.leaving("dir", value))
             }
             pending?.dir = value.split(separator: "/").map(String.init).filter { $0 != "." }.map(FileNaming.sanitize)
         case "checksum":
@@ -203,6 +203,18 @@ struct DownloadListParser: Sendable {
     }
 
     /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
+    /// Why an `out=` or `dir=` value with `..` or a leading `/` is refused: it would leave the output
+    /// directory, or, when it would not (`a/../b`), `..` is refused anyway (the rule is simple to state).
+    private static func leaving(_ key: String, _ value: String) -> String {
+        var depth = 0
+        for part in value.split(whereSeparator: { $0 == "/" || $0 == "\\" }) where part != "." {
+            depth += part == ".." ? -1 : 1
+            if depth < 0 { break }
+        }
+        guard !value.hasPrefix("/"), depth >= 0 else { return "\(key)=\(value) would leave the output directory" }
+        return "\(key)=\(value): '..' is not allowed in \(key)= (write the path without it)"
+    }
+
     private static func climbs(_ path: String) -> Bool {
         path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
     }

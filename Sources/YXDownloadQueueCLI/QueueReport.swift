@@ -132,7 +132,7 @@ struct QueueReport: Codable, Sendable, Equatable {
         rows.append(["total", String(total)] + Self.byteCells(done: bytes.done, total: bytes.total))
         lines += Self.align(rows, rightAligned: [1, 2, 3])
         if scheduled > 0 {
-            lines.append("(\(scheduled) of the available downloads wait for a retry)")
+            lines.append("(\(scheduled) of the available downloads \(scheduled == 1 ? "waits" : "wait") for a retry)")
         }
         lines.append("")
         if workers.isEmpty {

@@ -112,6 +112,17 @@ final class DownloadListTests: XCTestCase {
         XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
     }
 
+    /// `..` stays refused in `out=` and `dir=`, but one that stays inside is not said to leave it.
+    func testDotDotInsideTheFolderIsRefusedForWhatItIs() {
+        let (_, errors) = parse("https://example.com/a\n  dir=a/b/../c\nhttps://example.com/b\n  dir=a/../../c\n")
+        XCTAssertEqual(
+            errors,
+            [
+                "urls.txt:2: dir=a/b/../c: '..' is not allowed in dir= (write the path without it)",
+                "urls.txt:4: dir=a/../../c would leave the output directory",
+            ])
+    }
+
     func testReasonsShowControlCharactersAsEscapes() {
         // Found by `scripts/fuzz list-parser` (issue 12): a reason quoted the line's control characters as
         // they were, so a stray CR or an escape sequence in a list broke the `FILE:LINE: reason` line or
