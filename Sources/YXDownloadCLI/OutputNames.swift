@@ -12,6 +12,27 @@ struct OutputNames {
     private var nextSuffix: [Int: Int] = [:]
 
     private static let partSuffixes = [".part", ".part.meta"]
+
+    /// The longest name, in bytes, that leaves room for `NAME.part.meta.tmp` within the 255 bytes a
+    /// file name may have on Linux and macOS: a longer one could not keep its partial files, so an
+    /// interrupted download would not resume.
+    static let longestName = 255 - ".part.meta.tmp".utf8.count
+
+    /// `name` with `suffix` (a collision's `.N`), shortened to ``longestName`` bytes when longer: the end
+    /// of the part before the extension goes, at a character's boundary; an extension of up to 16 bytes
+    /// stays.
+    static func fitted(_ name: String, suffix: String) -> String {
+        guard name.utf8.count + suffix.utf8.count > longestName else { return name + suffix }
+        var stem = Substring(name)
+        var ext = Substring("")
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name.utf8[dot...].count <= 16 {
+            stem = name[..<dot]
+            ext = name[dot...]
+        }
+        let room = longestName - suffix.utf8.count - ext.utf8.count
+        while stem.utf8.count > room, !stem.isEmpty { stem.removeLast() }
+        return String(stem) + ext + suffix
+    }
     /// The prefix of names in the output directory itself.
     private static let topLevel = "/"
 
@@ -20,13 +41,13 @@ struct OutputNames {
         let prefix = directory.isEmpty ? Self.topLevel : directory.joined(separator: "/") + "/"
         let key = PathHash.of(prefix, name)
         var counter = nextSuffix[key] ?? 0
-        var candidate = counter == 0 ? name : "\(name).\(counter)"
+        var candidate = counter == 0 ? Self.fitted(name, suffix: "") : Self.fitted(name, suffix: ".\(counter)")
         while isTaken(prefix, candidate) {
             counter += 1
-            candidate = "\(name).\(counter)"
+            candidate = Self.fitted(name, suffix: ".\(counter)")
         }
         if counter > 0 || nextSuffix[key] != nil { nextSuffix[key] = counter + 1 }
-        taken.insert(counter == 0 ? key : PathHash.of(prefix, candidate))
+        taken.insert(candidate == name ? key : PathHash.of(prefix, candidate))
         return candidate
     }
 

@@ -188,6 +188,24 @@ final class CommandPartsTests: XCTestCase {
         }
     }
 
+    /// Found by a helper's review: a 251-byte name had no room for `NAME.part` (260 bytes), so its
+    /// download could not be resumed, and two such names failed the second after its whole body. A name
+    /// keeps room for `NAME.part.meta.tmp`: its stem is cut (at a character), its extension kept.
+    func testLongNamesAreCutToLeaveRoomForTheirPartialFiles() {
+        var names = OutputNames()
+        let long = String(repeating: "m", count: 251) + ".bin"
+        let first = names.claim(directory: [], name: long)
+        XCTAssertEqual(first.utf8.count, 241)
+        XCTAssertTrue(first.hasSuffix("m.bin"))
+        let second = names.claim(directory: [], name: long)
+        XCTAssertEqual(second, String(first.dropLast(6)) + ".bin.1", "a collision's suffix fits too")
+        XCTAssertEqual(second.utf8.count, 241)
+        let accented = String(repeating: "é", count: 130)  // 260 bytes, no extension
+        let cut = names.claim(directory: [], name: accented)
+        XCTAssertEqual(cut, String(repeating: "é", count: 120))
+        XCTAssertEqual(names.claim(directory: [], name: "short.bin"), "short.bin")
+    }
+
     func testCollidingNamesGetSuffixesAndReservePartFiles() {
         var names = OutputNames()
         XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin")
