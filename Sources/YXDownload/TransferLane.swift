@@ -552,7 +552,9 @@ final class TransferLane: @unchecked Sendable {
             }
             let limit = UInt64(max(0.1, transfer.request.stallTimeout) * 1e9)
             guard now > transfer.lastActivity, now - transfer.lastActivity > limit else { continue }
-            let seconds = Int(transfer.request.stallTimeout.rounded())
+            let timeout = transfer.request.stallTimeout
+            // `--timeout 0.5` is half a second, not "1 s".
+            let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(format: "%g", timeout)
             finish(
                 transfer,
                 .failure(

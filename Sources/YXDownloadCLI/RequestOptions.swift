@@ -59,6 +59,11 @@ struct RequestOptions: ParsableArguments {
             else {
                 throw ValidationError("--header must look like \"Name: value\" (got \"\(header)\").")
             }
+            // The fields that make a resume or a segment: a user's value would break every download.
+            let name = header[..<colon].lowercased()
+            if ["range", "if-range", "content-length", "transfer-encoding"].contains(name) {
+                throw ValidationError("--header cannot set \(header[..<colon]): yxdownload sets it itself (resumes, -x).")
+            }
         }
         if let userAgent, userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) {
             throw ValidationError("--user-agent must be one line.")

@@ -19,6 +19,7 @@ final class CommandLineUsageTests: CLITestCase {
             (["--timeout", "0", list], "--timeout must be more than 0 seconds"),
             (["--max-speed", "fast", list], "--max-speed"),
             (["-H", "no colon", list], "--header must look like \"Name: value\""),
+            (["-H", "Range: bytes=0-9", list], "--header cannot set Range: yxdownload sets it itself"),
             (["--frobnicate", list], "Unknown option '--frobnicate'"),
             // Alone, an unknown option is still the error, not "nothing to download".
             (["--frobnicate"], "Unknown option '--frobnicate'"),

@@ -200,10 +200,11 @@ final class DownloadCommandTests: CLITestCase {
 
         server.serve("/stalls.bin", Resource(.generated(size: 100_000, seed: 17), failures: [.stall(afterBytes: 1000, seconds: 30)]))
         try writeList("\(server.url("/stalls.bin"))\n", name: "stall.txt")
-        let stalled = try await yxdownload("stall.txt", "--timeout", "1", "--retries", "0")
+        let stalled = try await yxdownload("stall.txt", "--timeout", "1.5", "--retries", "0")
         XCTAssertEqual(stalled.status, 1)
+        XCTAssertTrue(stalled.stderr.contains("no data for 1.5 s"), "the timeout as given: \(stalled.stderr)")
         // Measured from the launch of the process, start-up included (slow under the thread sanitizer).
-        XCTAssertLessThan(stalled.seconds, 25, "--timeout 1 gives up long before the 30 s stall ends")
+        XCTAssertLessThan(stalled.seconds, 25, "--timeout 1.5 gives up long before the 30 s stall ends")
         XCTAssertTrue(files().contains("stalls.bin.part"), "the bytes received so far are kept")
     }
 
