@@ -4,9 +4,16 @@ import GRDB
 import YXJobStore
 import YXQueue
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The embedded job store: one SQLite file, shared by several processes on one machine, no server.
 ///
-/// The file is created on first use, in WAL mode (readers never wait for the writer), with its schema
+/// The file is created on first use (readable by its owner only: payloads may hold credentials), in WAL
+/// mode (readers never wait for the writer), with its schema
 /// created or migrated by the library. Every write takes SQLite's single writer lock: claims are one
 /// `UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING …` statement (with the concurrency limits read in
 /// the same `BEGIN IMMEDIATE` transaction when limits are set), so two processes never claim one job
@@ -104,6 +111,15 @@ public final class SQLiteJobStore: JobStore {
             // outcome and a claim in one transaction took 100 µs each with it, 16 µs without).
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
+        // A new store is readable by its owner only: job payloads may hold credentials (a URL's
+        // user:password, a header). SQLite gives its `-wal` and `-shm` files the database's mode.
+        #if canImport(Glibc)
+        let created = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { Glibc.close(created) }
+        #elseif canImport(Darwin)
+        let created = Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { Darwin.close(created) }
+        #endif
         let writer = try DatabaseQueue(path: path, configuration: settings)
         do {
             try await writer.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }

@@ -35,6 +35,15 @@ final class SQLiteMigrationTests: XCTestCase {
         try check.close()
         XCTAssertEqual(tables, ["users"])
 
+        // A new store's files are its owner's alone (payloads may hold credentials).
+        let fresh = folder.appendingPathComponent("fresh.sqlite").path
+        let made = try await SQLiteJobStore.open(path: fresh)
+        try await made.close()
+        for file in [fresh, fresh + "-wal", fresh + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+            XCTAssertEqual(mode, 0o600, file)
+        }
+
         // An empty file is a new store, as before.
         let empty = folder.appendingPathComponent("empty.sqlite").path
         XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
