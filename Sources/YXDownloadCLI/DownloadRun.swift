@@ -142,6 +142,16 @@ final class DownloadRun: @unchecked Sendable {
             let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
             // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
             let path = existing.base + "/" + relative
+            if !entry.dir.isEmpty, let link = existing.symbolicLink(in: entry.dir) {
+                if !skipped.isEmpty { await reportSkipped(&skipped) }
+                let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=): remove it, or "
+                    + "change dir="
+                events.async { [self] in
+                    totals.failed += 1
+                    reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))
+                }
+                continue
+            }
             let fresh: Bool
             switch existing.presence(directory: entry.dir, name: name) {
             case .none:

@@ -35,6 +35,8 @@ struct ExistingFiles {
     /// The output directory, as a path.
     let base: String
     private var listings: [String: Listing?] = [:]
+    /// Per `dir=`: the first of its folders that is a symbolic link, if any (looked at once).
+    private var links: [String: String?] = [:]
 
     private struct Listing {
         var names: Set<Int>
@@ -45,6 +47,16 @@ struct ExistingFiles {
     }
 
     /// What the listing of `directory` (components under ``base``) says about `name`.
+    /// The first folder of `directory` (a `dir=`) that is a symbolic link, as a relative path (looked at
+    /// once per `dir=`; see ``OutputDirectory/symbolicLink(under:folders:)``).
+    mutating func symbolicLink(in directory: [String]) -> String? {
+        let key = directory.joined(separator: "/")
+        if let known = links[key] { return known }
+        let found = OutputDirectory.symbolicLink(under: base, folders: directory)
+        links[key] = .some(found)
+        return found
+    }
+
     mutating func presence(directory: [String], name: String) -> Presence {
         let key = directory.isEmpty ? "" : directory.joined(separator: "/")
         let listing: Listing?

@@ -40,6 +40,24 @@ package enum OutputDirectory {
         return errno == EEXIST && isDirectory(path) ? 0 : errno
     }
 
+    /// The first of `folders` (path components under `root`, as `dir=` gives them) that is a symbolic
+    /// link, as a relative path; nil when none is (or none exists yet).
+    ///
+    /// A file is never written through a link (its `.part` is opened with `O_NOFOLLOW`), but a folder
+    /// inside the output directory that someone replaced with a link to elsewhere would still lead
+    /// there: an entry whose `dir=` meets one is failed instead. (Checked before the download starts:
+    /// a link made between the check and the file's creation is not seen.)
+    package static func symbolicLink(under root: String, folders: [String]) -> String? {
+        var path = root
+        for (index, folder) in folders.enumerated() {
+            path += "/" + folder
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return nil }  // missing: made as a real folder
+            if (info.st_mode & S_IFMT) == S_IFLNK { return folders[...index].joined(separator: "/") }
+        }
+        return nil
+    }
+
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR

@@ -83,6 +83,16 @@ final class DownloadJobRunner: JobRunner {
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
         let id = job.id.rawValue
         reporter.started(id, item)
+        if download.path.count > 1,
+            let link = OutputDirectory.symbolicLink(under: directory.path, folders: Array(download.path.dropLast()))
+        {
+            // This worker's folder, not the download: a link there would lead the file out of it.
+            let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=)"
+            reporter.failed(
+                id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil, isFinal: false))
+            onLocalFault.withLock { $0 }?(message)
+            throw JobRelease(message)
+        }
         let progress = Task { [reporter] in
             for await update in downloadJob.progressUpdates(every: .milliseconds(200)) {
                 context.reportProgress(completedUnits: update.bytes, totalUnits: update.total)

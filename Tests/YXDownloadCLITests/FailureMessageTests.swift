@@ -186,6 +186,32 @@ final class FailureMessageTests: CLITestCase {
         }
     }
 
+    /// A `dir=` folder inside the output directory that is a symbolic link to elsewhere is not followed
+    /// either: the entry fails, the others go on (found by a helper's review).
+    func testADirFolderThatIsASymbolicLinkIsNeverFollowed() async throws {
+        serveGenerated("/w.bin", size: 2_000, seed: 6)
+        serveGenerated("/ok.bin", size: 1_000, seed: 7)
+        let fm = FileManager.default
+        let outside = work.appendingPathComponent("outside", isDirectory: true)
+        try fm.createDirectory(at: outside, withIntermediateDirectories: true)
+        try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try fm.createSymbolicLink(atPath: work.appendingPathComponent("out/sub").path, withDestinationPath: "../outside")
+        let url = server.url("/w.bin").absoluteString
+        try writeList("\(url)\n  dir=sub/deeper\n\(server.url("/ok.bin"))\n")
+        for json in [false, true] {
+            let output = try await RunningCommand(["urls.txt", "-d", "out"] + (json ? ["--json"] : []), in: work).wait()
+            XCTAssertEqual(output.status, 1, output.stderr)
+            let message = "out/sub is a symbolic link, which yxdownload never follows (dir=): remove it, or change dir="
+            if json {
+                XCTAssertTrue(output.stdout.contains("\"error\":\"\(message)\""), output.stdout)
+            } else {
+                XCTAssertEqual(output.stderr.split(separator: "\n").filter { $0.hasPrefix("fail  ") }, ["fail  out/sub/deeper/w.bin  \(message) (\(url))"])
+            }
+            XCTAssertEqual(try fm.contentsOfDirectory(atPath: outside.path), [], "nothing written through the link")
+            XCTAssertTrue(holdsGenerated("out/ok.bin", size: 1_000, seed: 7))
+        }
+    }
+
     /// A port nothing listens on (bound, then closed).
     private func freePort() throws -> Int {
         let (socket, port) = try loopbackSocket()
