@@ -15,7 +15,7 @@ import Logging
 /// `Cookie` and `Set-Cookie`, and of every header whose name speaks of a secret (`auth`, `token`,
 /// `secret`, `passw`, `session`, a name ending in `key`), in header lines and wherever curl quotes such a
 /// header in a note; the user name in curl's "auth using Basic with user '…'" notes; and the user name
-/// and password of any URL in a line (``URLRedaction/redactingCredentials(in:)``).
+/// and password of any URL in a line (``URLRedaction/redactingCredentials(inAuthoritiesOf:)``).
 enum CurlDiagnostics {
     /// Logs one piece of curl's verbose output. Lane thread (from curl's debug callback).
     static func log(_ type: curl_infotype, _ bytes: UnsafeRawBufferPointer, url: String, to logger: Logger) {
@@ -31,9 +31,10 @@ enum CurlDiagnostics {
             let unredacted = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
             guard !unredacted.isEmpty else { continue }
             // A URL with credentials: the one asked for, quoted by curl when it follows a relative
-            // redirect, or a server's `Location`.
-            let line = URLRedaction.redactingCredentials(in: unredacted)
-            let clean = type == CURLINFO_TEXT ? redactedNote(line) : redactedHeader(line)
+            // redirect, or a server's `Location` (only in URLs' authorities: a path's `@` stays).
+            // Secret headers first (their names must still be there to be recognised), then URLs.
+            let headersHidden = type == CURLINFO_TEXT ? redactedNote(unredacted) : redactedHeader(unredacted)
+            let clean = URLRedaction.redactingCredentials(inAuthoritiesOf: headersHidden)
             logger.trace("curl \(prefix)\(printable(clean))", metadata: ["url": "\(url)"])
         }
     }

@@ -163,7 +163,7 @@ struct DownloadListParser: Sendable {
             return
         }
         guard let equals = text.firstIndex(of: "=") else {
-            fail(number, "expected NAME=VALUE, got \"\(text)\"")
+            fail(number, "expected NAME=VALUE, got \"\(Self.redacted(text))\"")
             pendingIsValid = false
             return
         }
@@ -193,7 +193,7 @@ struct DownloadListParser: Sendable {
             }
             pending?.checksum = checksum
         default:
-            invalid(number, "unknown option \"\(name)\" (known: out, dir, checksum)")
+            invalid(number, "unknown option \"\(Self.redacted(String(name)))\" (known: out, dir, checksum)")
         }
     }
 

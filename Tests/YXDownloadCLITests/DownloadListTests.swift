@@ -108,6 +108,14 @@ final class DownloadListTests: XCTestCase {
                 "urls.txt:4: not a URL: https://example.com/n\\u{0}ul.bin (a URL holds no spaces or control characters; write a space as %20)",
                 "urls.txt:5: port 99999 is out of range (1 to 65535): http://127.0.0.1:99999/x",
             ])
+        // An indented URL is an option line; its credentials stay hidden in the message all the same.
+        let (_, indented) = parse("https://example.com/a\n  https://eve:hunter2@host/x\n  https://eve:hunter3@host/y?a=b\n")
+        XCTAssertEqual(
+            indented,
+            [
+                "urls.txt:2: expected NAME=VALUE, got \"https://…@host/x\"",
+                "urls.txt:3: unknown option \"https://…@host/y?a\" (known: out, dir, checksum)",
+            ])
         // Only at the start of the list.
         XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
     }

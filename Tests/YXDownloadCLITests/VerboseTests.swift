@@ -57,7 +57,8 @@ final class VerboseTests: CLITestCase {
         let output = try await yxdownload(
             user, server.url("/b.bin").absoluteString, server.url("/c.bin").absoluteString, relative,
             server.url("/leak/e.bin").absoluteString, "-vv", "-j", "1",
-            "-H", "Authorization: Bearer s3cret-token", "-H", "Cookie: session=s3cret-cookie")
+            "-H", "Authorization: Bearer s3cret-token", "-H", "Cookie: session=s3cret-cookie",
+            "-H", "X-Auth:alice@example.com:s3cret-4")
         XCTAssertEqual(output.status, 0, output.stderr)
         let lines = logLines(output).joined(separator: "\n")
         XCTAssertTrue(lines.contains("[trace] curl * Connected to 127.0.0.1"), lines)

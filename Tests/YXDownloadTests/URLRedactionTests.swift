@@ -10,8 +10,9 @@ final class URLRedactionTests: XCTestCase {
             ("http://eve:pw@example.com/a", "http://…@example.com/a"),
             ("to 'http://eve:pw@example.com:81/a' now", "to 'http://…@example.com:81/a' now"),
             ("http//eve:TopSecret2@127.0.0.1/x", "http//…@127.0.0.1/x"),
-            ("http:/eve:TopSecretD@127.0.0.1/x", "http:/…@127.0.0.1/x"),
+            ("http:/eve:TopSecretD@127.0.0.1/x", "http:…@127.0.0.1/x"),
             ("https:eve:TopSecretE@127.0.0.1/x", "https:…@127.0.0.1/x"),
+            ("https://eve:pa/ss@host/x", "https://…@host/x"),
             ("HTTP://eve@[::1]/x", "HTTP://…@[::1]/x"),
             ("Location: http://zed:LEAK@h/b http://u:p@h2/c", "Location: http://…@h/b http://…@h2/c"),
             ("http://a:b@c@host/x", "http://…@host/x"),
@@ -20,6 +21,21 @@ final class URLRedactionTests: XCTestCase {
         ]
         for (text, expected) in cases {
             XCTAssertEqual(URLRedaction.redactingCredentials(in: text), expected, text)
+        }
+    }
+
+    /// In lines of well-formed URLs (curl's), only an authority's credentials go: a path's `@` stays, and
+    /// a header's name is not taken for a user (found by a helper's review).
+    func testCredentialsInAuthoritiesAreHiddenAndPathsKept() {
+        let cases: [(String, String)] = [
+            ("Issue another request to this URL: 'http://alice:pw@127.0.0.1:80/f.bin'", "Issue another request to this URL: 'http://…@127.0.0.1:80/f.bin'"),
+            ("< Location: https://zed:LEAK@h/b?x=@y", "< Location: https://…@h/b?x=@y"),
+            ("> GET /npm/pkg@1.2.3/file?mail=bob@example.com HTTP/1.1", "> GET /npm/pkg@1.2.3/file?mail=bob@example.com HTTP/1.1"),
+            ("X-Auth:alice@example.com:hunter2", "X-Auth:alice@example.com:hunter2"),
+            ("a http://u:p@h/x and https://v@w/y", "a http://…@h/x and https://…@w/y"),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(URLRedaction.redactingCredentials(inAuthoritiesOf: text), expected, text)
         }
     }
 
