@@ -48,7 +48,9 @@ extension DownloadSession {
                     s.resume.segments = [.init(start: 0, end: nil, done: 0)]
                     return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
                 }
-                if let total = range.total, let known = s.resume.total, total != known {
+                if Self.isAnotherVersion(response, total: range.total, than: s.resume) {
+                    // A part of another version: the finished parts cannot be trusted any more. The file
+                    // fails and its state goes, so the next run starts over.
                     s.invalidated = true
                     return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
                 }
@@ -84,12 +86,18 @@ extension DownloadSession {
     /// Whether a `206` to a resume is of another version of the file than the `.part` holds: another
     /// total length, or another validator than the one the resume asked with (`If-Range`), when the
     /// response names one of the same kind.
+    ///
+    /// Entity-tags are compared without their weakness mark (`W/"x"` and `"x"` name one version; two
+    /// different tags, weak or strong, prove a change). A stored `Last-Modified` is compared only when it
+    /// is a date: a resume mark keeps one validator, and an unquoted `ETag` read back from it looks like
+    /// a `Last-Modified` value.
     static func isAnotherVersion(_ response: TransferResponse, total: Int64?, than resume: ResumeState) -> Bool {
         if let total, let known = resume.total, total != known { return true }
-        if let etag = resume.etag, !etag.hasPrefix("W/") {
-            return response.etag.map { $0 != etag } ?? false
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        if let etag = resume.etag, let sent = response.etag {
+            return opaque(sent) != opaque(etag)
         }
-        if let lastModified = resume.lastModified, let sent = response.lastModified {
+        if let lastModified = resume.lastModified, lastModified.hasSuffix("GMT"), let sent = response.lastModified {
             return sent != lastModified
         }
         return false

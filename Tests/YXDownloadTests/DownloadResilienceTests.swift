@@ -72,6 +72,27 @@ final class DownloadResilienceTests: DownloadTestCase {
         }
     }
 
+    /// The same with parts (found by a helper's review): a server that ignores `If-Range` changes the
+    /// file while a broken part is retried; the retry's part of the new version is refused, the file
+    /// fails instead of being glued together, and the next run gets the new version whole.
+    func testAPartAnsweredWithAnotherVersionFailsAndTheNextRunStartsOver() async throws {
+        let size: Int64 = 4 << 20
+        // Requests 0 to 4 (the probe, then the four parts) see the first version; the probe takes the
+        // first failure (its one byte arrives whole), a part the second; its retry sees the second version.
+        var changing = Resource.versions(
+            Array(repeating: Resource.Version(.generated(size: size, seed: 30), etag: "v1"), count: 5)
+                + [Resource.Version(.generated(size: size, seed: 31), etag: "v2")])
+        changing.ignoresIfRange = true
+        changing.failures = [.dropAfter(bytes: 300_000), .dropAfter(bytes: 300_000)]
+        server.serve("/s.bin", changing)
+        let refused = downloadError(await run(makeJob("/s.bin", options: fastOptions(connections: 4, retries: 1))))
+        XCTAssertEqual(refused?.kind, .validatorChanged)
+        XCTAssertFalse(files().contains("s.bin"), "no file glued from two versions")
+        let result = try await run(makeJob("/s.bin", options: fastOptions(connections: 4, retries: 0))).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 31))
+        XCTAssertEqual(result.resumedFrom, 0)
+    }
+
     func testATornFirstSidecarMakesTheDownloadStartOver() async throws {
         // The first sidecar is created in place, not renamed: a process killed while it wrote one
         // leaves a file that does not decode, beside a .part whose bytes then count for nothing.

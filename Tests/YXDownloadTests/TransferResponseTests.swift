@@ -128,4 +128,31 @@ final class TransferResponseTests: XCTestCase {
             response("HTTP/1.1 200 OK", "Last-Modified: Wed, 21 Oct 2015 07:28:00 GMT").lastModified,
             "Wed, 21 Oct 2015 07:28:00 GMT")
     }
+
+    /// What counts as another version of a file when a resume gets a 206 (found by a helper's review):
+    /// another length or tag, weak or not; not a tag's weakness alone, and not an unquoted tag that a
+    /// resume mark kept (it reads back as a `Last-Modified`, which is compared only when it is a date).
+    func testAnotherVersionIsTheLengthOrTheTagNotItsSpelling() {
+        func response(_ lines: String...) -> TransferResponse {
+            var response = TransferResponse()
+            response.consume(headerLine: "HTTP/1.1 206 Partial Content\r\n")
+            for line in lines { response.consume(headerLine: line + "\r\n") }
+            return response
+        }
+        let date = "Tue, 24 Nov 2026 10:00:00 GMT"
+        let tagged = ResumeState(url: "u", etag: "\"v1\"", total: 10, segments: [])
+        XCTAssertFalse(DownloadSession.isAnotherVersion(response("ETag: \"v1\""), total: 10, than: tagged))
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("ETag: \"v2\""), total: 10, than: tagged))
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("ETag: \"v1\""), total: 11, than: tagged))
+        XCTAssertFalse(DownloadSession.isAnotherVersion(response("ETag: W/\"v1\""), total: 10, than: tagged))
+        let weak = ResumeState(url: "u", etag: "W/\"v1\"", total: 10, segments: [])
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("ETag: W/\"v2\""), total: 10, than: weak))
+        let dated = ResumeState(url: "u", lastModified: date, total: 10, segments: [])
+        XCTAssertFalse(DownloadSession.isAnotherVersion(response("Last-Modified: " + date), total: 10, than: dated))
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("Last-Modified: Wed, 25 Nov 2026 10:00:00 GMT"), total: 10, than: dated))
+        // A mark's unquoted tag comes back as a Last-Modified that is no date: not compared with one.
+        let mark = ResumeMark.state(from: "1 \(ResumeMark.hash("u")) 10 abc123", url: "u")!
+        XCTAssertFalse(DownloadSession.isAnotherVersion(response("ETag: abc123", "Last-Modified: " + date), total: 10, than: mark))
+        XCTAssertFalse(DownloadSession.isAnotherVersion(response(), total: nil, than: tagged), "nothing to compare")
+    }
 }
