@@ -20,8 +20,9 @@ import YXTerminal
 ///   download is canceled, keeps its `.part`, and the call returns once the download has ended, so no
 ///   other worker writes the same `.part` while this one still does.
 ///
-/// - the worker's own disk or folder failed (no space, no permission, a read-only or failing disk): the
-///   job is given back uncounted (`JobRelease`), for another worker, and this worker stops.
+/// - the worker's own disk or folder failed (no space, a read-only or failing disk, its `-d` no longer
+///   writable): the job is given back uncounted (`JobRelease`), for another worker, and this worker
+///   stops.
 ///
 /// Parameters that do not decode, or a path that would leave the folder, discard the job.
 final class DownloadJobRunner: JobRunner {
@@ -86,12 +87,11 @@ final class DownloadJobRunner: JobRunner {
         if download.path.count > 1,
             let link = OutputDirectory.symbolicLink(under: directory.path, folders: Array(download.path.dropLast()))
         {
-            // This worker's folder, not the download: a link there would lead the file out of it.
-            let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=)"
-            reporter.failed(
-                id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil, isFinal: false))
-            onLocalFault.withLock { $0 }?(message)
-            throw JobRelease(message)
+            // A link there would lead the file out of the folder: this download fails, as a plain run's would.
+            let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=): remove it, or change dir="
+            totals.withLock { $0.failed += 1 }
+            reporter.failed(id, item, DownloadFailure(message: message, httpStatus: nil))
+            throw JobHandlerError.doNotRetry(message)
         }
         let progress = Task { [reporter] in
             for await update in downloadJob.progressUpdates(every: .milliseconds(200)) {
@@ -125,7 +125,7 @@ final class DownloadJobRunner: JobRunner {
                     resumedFrom: result.resumedFrom))
         } catch let error as DownloadError {
             let message = FailureMessage.text(for: error, file: item.file, retries: options.retryPolicy.retries)
-            if Self.isLocalFault(error) {
+            if isLocalFault(error) {
                 // This worker's disk or folder, not the download: another worker may well do it. The job
                 // goes back to the queue uncounted, and this worker stops claiming.
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
@@ -166,11 +166,14 @@ final class DownloadJobRunner: JobRunner {
     /// disk or folder; the worker then stops.
     let onLocalFault = Locked<(@Sendable (String) -> Void)?>(nil)
 
-    /// Whether a download's failure is this worker's: its folder cannot be written, its disk is full or
-    /// failing. A 404 or a checksum mismatch is the download's, and fails it for good.
-    static func isLocalFault(_ error: DownloadError) -> Bool {
+    /// Whether a download's failure is this worker's: its disk is full, read-only or failing, or its
+    /// folder can no longer be written. A 404, a checksum mismatch or a `dir=` folder of the job's that
+    /// cannot be written is the download's, and fails it for good (another worker would meet it too, and
+    /// stopping every worker for one job would stop the whole queue).
+    func isLocalFault(_ error: DownloadError) -> Bool {
         guard error.kind == .fileSystem, let code = error.osErrno else { return false }
-        return [EACCES, EPERM, EROFS, ENOSPC, EDQUOT, EIO, ELOOP].contains(code)
+        if [ENOSPC, EDQUOT, EROFS, EIO].contains(code) { return true }
+        return (code == EACCES || code == EPERM) && access(directory.path, W_OK | X_OK) != 0
     }
 
     /// Seconds since the worker started.

@@ -427,40 +427,73 @@ final class DurableCommandTests: CLITestCase {
         assertAllWhole(sources, in: "out")
     }
 
-    /// A download that fails on the worker's own folder or disk (here a folder it may not write) is not
-    /// the download's fault: the job goes back to the queue uncounted, the worker stops with the reason
-    /// (exit 1) instead of taking and failing every job, and a worker that can write finishes them all.
-    func testAWorkerThatCannotWriteGivesItsJobsBackAndStops() async throws {
+    /// A download that fails on the worker's own disk (here full: a small tmpfs) is not the download's
+    /// fault: the job goes back to the queue uncounted, the worker stops with the reason (exit 1)
+    /// instead of taking and failing every job, and a worker with room finishes them all.
+    func testAWorkerWhoseDiskIsFullGivesItsJobsBackAndStops() async throws {
+        try XCTSkipUnless(getuid() == 0, "mounting a small tmpfs needs root (CI runs the suite as root)")
+        let sources = (0..<6).map { Source(name: "l\($0).bin", size: Int64(300_000 + $0), seed: UInt64(2000 + $0)) }
+        for source in sources { serveGenerated("/\(source.name)", size: source.size, seed: source.seed) }
+        try writeList(sources.map { "\(server.url("/\($0.name)"))" }.joined(separator: "\n") + "\n")
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let small = work.appendingPathComponent("small", isDirectory: true)
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        let mounted = try await RunningCommand(
+            ["-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", small.path], in: work, executable: "/bin/mount"
+        ).wait()
+        try XCTSkipUnless(mounted.status == 0, "mount -t tmpfs is not allowed here: \(mounted.stderr)")
+        let outcome: Result<CommandOutput?, any Error>
+        do {
+            outcome = .success(
+                try await RunningCommand(
+                    ["worker", "--queue", queue, "-d", "small", "--lease", "1", "-j", "2", "--exit-when-empty"], in: work
+                ).wait(timeout: 60))
+        } catch {
+            outcome = .failure(error)
+        }
+        _ = try? await RunningCommand(["-l", small.path], in: work, executable: "/bin/umount").wait()
+        let output = try XCTUnwrap(try outcome.get(), "the worker did not stop")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("yxdownload: the worker stopped: No space left on device ("), output.stderr)
+        XCTAssertTrue(output.stderr.contains("Its downloads went back to the queue for another worker"), output.stderr)
+        let after = try await self.status()
+        XCTAssertEqual(count(after, "failed"), 0, "a full disk failed jobs for good: \(after)")
+        XCTAssertEqual(count(after, "available"), sources.count, "\(after)")
+
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
+        let next = try XCTUnwrap(finished)
+        XCTAssertEqual(next.status, 0, next.stderr)
+        assertAllWhole(sources, in: "out")
+    }
+
+    /// A folder of one job's (`dir=`) that cannot be written is that job's failure, not the worker's:
+    /// the worker goes on with the others (stopping every worker for one job would stop the queue).
+    func testAJobsOwnFolderThatCannotBeWrittenFailsThatJobOnly() async throws {
         let setpriv = "/usr/bin/setpriv"
         try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
-        let sources = (0..<6).map { Source(name: "l\($0).bin", size: Int64(10_000 + $0), seed: UInt64(2000 + $0)) }
-        for source in sources { serveGenerated("/\(source.name)", size: source.size, seed: source.seed) }
-        try writeList(sources.map { "\(server.url("/\($0.name)"))\n  dir=locked" }.joined(separator: "\n") + "\n")
-        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        let sources = try serveFiles(3, size: { Int64(10_000 + $0) })
+        try writeList(
+            sources.map { "\(server.url("/\($0.name)"))" }.joined(separator: "\n") + "\n\(server.url("/f0.bin"))\n  dir=locked\n",
+            name: "mixed.txt")
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "mixed.txt")
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let locked = work.appendingPathComponent("out/locked", isDirectory: true)
         try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: locked.path)
-
-        // Root without the capability to override permissions: `out` is writable, `out/locked` is not.
-        let unprivileged = try RunningCommand(
+        let worker = try RunningCommand(
             ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "worker", "--queue", queue,
-             "-d", "out", "--lease", "1", "-j", "2", "--exit-when-empty"],
+             "-d", "out", "--lease", "1", "--exit-when-empty"],
             in: work, executable: setpriv)
-        let stopped = await unprivileged.wait(timeout: 60)
-        let output = try XCTUnwrap(stopped, "the worker did not stop")
+        let ended = await worker.wait(timeout: 60)
+        let output = try XCTUnwrap(ended, "the worker did not stop")
         XCTAssertEqual(output.status, 1, output.stderr)
-        XCTAssertTrue(output.stderr.contains("yxdownload: the worker stopped: Permission denied (creating out/locked/l"), output.stderr)
-        XCTAssertTrue(output.stderr.contains("Its downloads went back to the queue for another worker"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("fail  out/locked/f0.bin  Permission denied"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("the worker stopped"), output.stderr)
         let after = try await self.status()
-        XCTAssertEqual(count(after, "failed"), 0, "a local fault failed jobs for good: \(after)")
-        XCTAssertEqual(count(after, "available"), sources.count, "\(after)")
-
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: locked.path)
-        let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
-        let next = try XCTUnwrap(finished)
-        XCTAssertEqual(next.status, 0, next.stderr)
-        assertAllWhole(sources, in: "out/locked")
+        XCTAssertEqual(count(after, "failed"), 1, "\(after)")
+        XCTAssertEqual(count(after, "succeeded"), 3, "\(after)")
+        assertAllWhole(sources, in: "out")
     }
 
     /// Found by a helper's review: a worker on a store it cannot write waited for ever, silently, even
