@@ -96,11 +96,18 @@ struct WorkerSettings: Sendable {
                 if first { Task { await group.triggerGracefulShutdown() } }
             }
         }
-        // With --exit-when-empty, a worker stopped by a signal did not empty the queue: it exits as an
+        // With --exit-when-empty, a worker stopped by a signal before the queue was empty exits as an
         // interrupted download does (130, 143), so that `worker --exit-when-empty && next-step` stops.
+        // The signal also starts the group's graceful shutdown here (it may come before the group
+        // listens for it), and once the group has ended it ends the process, as a second Ctrl-C does.
         let stoppedBy = Locked<Int32?>(nil)
+        let groupEnded = Locked(false)
         if exitWhenEmpty {
-            InterruptSignals.route { number in stoppedBy.withLock { $0 = $0 ?? number } }
+            InterruptSignals.route { number in
+                stoppedBy.withLock { $0 = $0 ?? number }
+                if groupEnded.withLock({ $0 }) { exit(128 + number) }
+                Task { await group.triggerGracefulShutdown() }
+            }
         }
         var status = ExitStatus.success
         do {
@@ -109,8 +116,16 @@ struct WorkerSettings: Sendable {
             console.writeErr("yxdownload: the worker stopped: \(StoreErrorText.short(error))\n")
             status = ExitStatus.failure
         }
+        groupEnded.withLock { $0 = true }
         ticker?.cancel()
         downloader.shutdown()
+        // Stopped by a signal: an interruption if downloads were stopped or the queue still holds some.
+        var interrupted = false
+        if stoppedBy.withLock({ $0 }) != nil {
+            let live = try? await store.jobs(
+                JobQuery(states: Set(StoredJobState.live), names: [StoredDownload.jobName], limit: 1))
+            interrupted = runner.totals.withLock({ $0.canceled > 0 }) || live?.isEmpty != true
+        }
         try? await store.close()
         var totals = runner.totals.withLock { $0 }
         totals.seconds = runner.elapsed
@@ -122,7 +137,7 @@ struct WorkerSettings: Sendable {
                     + "fix this, then start it again.\n")
             status = ExitStatus.failure
         }
-        if let signal = stoppedBy.withLock({ $0 }) { status = 128 + signal }
+        if interrupted, let signal = stoppedBy.withLock({ $0 }) { status = 128 + signal }
         return status
     }
 }
