@@ -94,17 +94,21 @@ enum SQLiteSchema {
     ///
     /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library;
     ///   ``JobStoreError/invalidLocation(_:)`` for a database that holds other tables and no store.
-    static func migrate(_ db: Database) throws {
-        // A database that holds other tables and no store is someone else's: it is not written to.
-        if try db.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").isEmpty {
-            let others = try db.rows(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4"
-            ).map { try $0.string("name") }
-            guard others.isEmpty else {
-                throw JobStoreError.invalidLocation(
-                    "the database holds other tables (\(others.joined(separator: ", "))) and no job store; it is left as it was")
-            }
+    /// Throws ``JobStoreError/invalidLocation(_:)`` when the database holds other tables and no store:
+    /// it is someone else's, and is not written to.
+    static func refuseForeign(_ db: Database) throws {
+        guard try db.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").isEmpty else { return }
+        let others = try db.rows(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4"
+        ).map { try $0.string("name") }
+        guard others.isEmpty else {
+            throw JobStoreError.invalidLocation(
+                "the database holds other tables (\(others.joined(separator: ", "))) and no job store; it is left as it was")
         }
+    }
+
+    static func migrate(_ db: Database) throws {
+        try refuseForeign(db)  // again: a file made between the first look and the store's connection
         try db.run("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
         try db.run("BEGIN IMMEDIATE")
         do {

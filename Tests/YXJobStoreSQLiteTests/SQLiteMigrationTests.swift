@@ -19,6 +19,7 @@ final class SQLiteMigrationTests: XCTestCase {
         let queue = try DatabaseQueue(path: path)
         try await queue.writeWithoutTransaction { db in try db.run("CREATE TABLE users (id INTEGER, name TEXT)") }
         try queue.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
 
         do {
             let store = try await SQLiteJobStore.open(path: path)
@@ -34,6 +35,8 @@ final class SQLiteMigrationTests: XCTestCase {
         }
         try check.close()
         XCTAssertEqual(tables, ["users"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "not a byte changed (its journal mode included)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
 
         // A new store's files are its owner's alone (payloads may hold credentials).
         let fresh = folder.appendingPathComponent("fresh.sqlite").path
