@@ -13,7 +13,11 @@ enum CurlErrorMapping {
         let status = transfer.response.status > 0 ? transfer.response.status : nil
         let redirected = status.map { (300...399).contains($0) } ?? false
         var failedURL: String?
-        if let handle = transfer.handle {
+        var redirects = 0
+        if let handle = transfer.handle { _ = yx_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects) }
+        // Only after a redirect: curl's own spelling of the URL asked for (`HTTP://`, `/a/../f`, a port
+        // written `:08081`) is no other server.
+        if redirects > 0, let handle = transfer.handle {
             var effective: UnsafeMutablePointer<CChar>?
             if yx_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective,
                 let url = URL(string: String(cString: effective))

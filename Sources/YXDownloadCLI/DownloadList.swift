@@ -137,7 +137,9 @@ struct DownloadListParser: Sendable {
     static func downloadURL(_ text: String) -> Result<URL, URLProblem> {
         // `URL(string:)` would quietly escape these: a tab before a second URL (aria2's mirrors), a
         // comment after a space, a NUL would all become part of the path.
-        if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || $0.properties.isWhitespace }) {
+        if text.unicodeScalars.contains(where: {
+            $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) || $0.properties.isWhitespace
+        }) {
             let hint = text.contains("://") ? " (a URL holds no spaces or control characters; write a space as %20)" : ""
             return .failure(URLProblem(description: "not a URL: \(redacted(text))\(hint)"))
         }
@@ -147,12 +149,17 @@ struct DownloadListParser: Sendable {
         if let port = url.port, !(1...65535).contains(port) {
             return .failure(URLProblem(description: "port \(port) is out of range (1 to 65535): \(redacted(text))"))
         }
+
         guard scheme == "http" || scheme == "https" else {
             return .failure(URLProblem(description: "unsupported scheme \"\(scheme)\" (only http and https)"))
         }
         guard let host = url.host, !host.isEmpty else {
             // No host, so no user either for `URL`: what looks like credentials is in the path.
             return .failure(URLProblem(description: "URL without a host: \(redacted(text))"))
+        }
+        if url.port == nil, Self.writesAPort(text) {
+            // Too large even for `URL` to keep: it drops the port rather than refusing the URL.
+            return .failure(URLProblem(description: "the port is out of range (1 to 65535): \(redacted(text))"))
         }
         return .success(url)
     }
@@ -203,6 +210,15 @@ struct DownloadListParser: Sendable {
     }
 
     /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
+    /// Whether the authority of `text` (`scheme://[user@]host:PORT/…`) writes a port after its host.
+    private static func writesAPort(_ text: String) -> Bool {
+        guard let slashes = text.range(of: "://") else { return false }
+        let authority = text[slashes.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority[...]
+        let afterHost = hostAndPort.hasPrefix("[") ? hostAndPort.drop { $0 != "]" }.dropFirst() : hostAndPort.drop { $0 != ":" }
+        return afterHost.hasPrefix(":") && afterHost.count > 1
+    }
+
     /// Why an `out=` or `dir=` value with `..` or a leading `/` is refused: it would leave the output
     /// directory, or, when it would not (`a/../b`), `..` is refused anyway (the rule is simple to state).
     private static func leaving(_ key: String, _ value: String) -> String {

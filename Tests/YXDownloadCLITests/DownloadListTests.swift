@@ -116,6 +116,13 @@ final class DownloadListTests: XCTestCase {
                 "urls.txt:2: expected NAME=VALUE, got \"https://…@host/x\"",
                 "urls.txt:3: unknown option \"https://…@host/y?a\" (known: out, dir, checksum)",
             ])
+        // A port too large for `URL` to keep, and a C1 control character (found by a helper's review).
+        XCTAssertEqual(
+            parse("http://h:99999999999999999999/x\nhttp://h/a\u{9B}b\nhttp://[::1]:8080/ok\n").errors,
+            [
+                "urls.txt:1: the port is out of range (1 to 65535): http://h:99999999999999999999/x",
+                "urls.txt:2: not a URL: http://h/a\\u{9B}b (a URL holds no spaces or control characters; write a space as %20)",
+            ])
         // Only at the start of the list.
         XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
     }

@@ -65,6 +65,11 @@ final class FailureMessageTests: CLITestCase {
         try await expectFailure(
             [closed, "--retries", "0"], file: "to-closed", url: closed,
             message: "connection refused by 127.0.0.1 port \(port) (a redirect's target): is the server up, and the port right?")
+        // curl's own spelling of a URL that it was given (no redirect) is no redirect's target.
+        let direct = "http://127.0.0.1:\(port)/a/../x.bin"
+        try await expectFailure(
+            [direct, "--retries", "0"], file: "x.bin", url: direct,
+            message: "connection refused by 127.0.0.1 port \(port): is the server up, and the port right?")
         let nowhere = server.url("/to-nowhere").absoluteString
         try await expectFailure(
             [nowhere], file: "to-nowhere", url: nowhere,
