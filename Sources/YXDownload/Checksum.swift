@@ -101,16 +101,24 @@ struct MultiHasher {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
+        return try digests(ofDescriptor: fd, algorithms: algorithms)
+    }
+
+    /// Hashes the whole file open as `fd`, from its start (`pread`: the descriptor's offset is not
+    /// moved). The file that was written is the one hashed, whatever its name now leads to.
+    static func digests(ofDescriptor fd: Int32, algorithms: Set<Checksum.Algorithm>) throws -> [Checksum.Algorithm: String] {
         var hasher = MultiHasher(algorithms)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        var offset: off_t = 0
         while true {
-            let count = read(fd, buffer.baseAddress, buffer.count)
+            let count = pread(fd, buffer.baseAddress, buffer.count, offset)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
             if count == 0 { break }
+            offset += off_t(count)
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
         return hasher.finalize()

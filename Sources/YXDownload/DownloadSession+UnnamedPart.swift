@@ -111,9 +111,4 @@ extension DownloadSession {
         s.isUnnamed = false
         return true
     }
-
-    /// A path that reads the `.part` open as `fd`, named or not.
-    func readablePath(fd: Int32, isUnnamed: Bool) -> String {
-        isUnnamed ? "/proc/self/fd/\(fd)" : partPath
-    }
 }

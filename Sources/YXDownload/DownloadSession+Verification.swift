@@ -20,8 +20,8 @@ extension DownloadSession {
     /// Verifies the `.part`: its length against what the server announced, its checksum against the
     /// one given. Its bytes must reach the disk (`DiskSync`) before `commit` renames it.
     func verify() throws(DownloadError) -> Verified {
-        let (plan, fd, resume, resumedFrom, received, hasSidecar, hasMark, isUnnamed) = state.withLock { s in
-            (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar, s.mark != nil, s.isUnnamed)
+        let (plan, fd, resume, resumedFrom, received, hasSidecar, hasMark) = state.withLock { s in
+            (s.plan, s.fd, s.resume, s.resumedFrom, s.received, s.hasSidecar, s.mark != nil)
         }
         if plan == .skip {
             var info = stat()
@@ -43,8 +43,9 @@ extension DownloadSession {
         var digests: [Checksum.Algorithm: String] = [:]
         if !algorithms.isEmpty {
             do {
-                digests = try MultiHasher.digests(
-                    ofFileAt: readablePath(fd: fd, isUnnamed: isUnnamed), algorithms: algorithms)
+                // Through the descriptor, not a path: a name swapped for a link or a FIFO meanwhile is
+                // neither followed nor waited on.
+                digests = try MultiHasher.digests(ofDescriptor: fd, algorithms: algorithms)
             } catch {
                 throw DownloadError.fileSystem("cannot read", path: partPath, url: redactedURL)
             }

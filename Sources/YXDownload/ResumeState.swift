@@ -66,7 +66,8 @@ struct ResumeState: Codable, Sendable, Equatable {
         let temporary = path + ".tmp"
         // Never through a symbolic link (it would truncate and write a file outside the folder): one in
         // the way is removed, as a stale temporary file is replaced.
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        // Nor waiting on a FIFO put there (`O_NONBLOCK`: its open fails at once without a reader).
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         if fd < 0 && errno == ELOOP && unlink(temporary) == 0 {
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }

@@ -123,5 +123,10 @@ final class SidecarLinkTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: victim), Data("keep me".utf8), "written through the link")
         XCTAssertEqual(ResumeState.load(from: URL(fileURLWithPath: sidecar))?.segments.first?.done, 4)
         XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar + ".tmp"))
+
+        // A FIFO in that place is not waited on (the session's lock is held meanwhile): the write fails.
+        XCTAssertEqual(mkfifo(sidecar + ".tmp", 0o644), 0)
+        XCTAssertFalse(state.save(toPath: sidecar))
+        XCTAssertEqual(ResumeState.load(from: URL(fileURLWithPath: sidecar))?.segments.first?.done, 4, "the old state stays")
     }
 }
