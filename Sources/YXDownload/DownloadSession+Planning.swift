@@ -159,9 +159,12 @@ extension DownloadSession {
             }
             if let error = checkLength(of: response, range: range) { return error }
             state.withLock { s in
+                // The parts' own check (`isAnotherVersion`) would refuse each part of another version: a
+                // change it sees (a weak tag that changed, say) is seen here, and the parts start over.
                 let sameEntity =
                     s.resume.total == total && s.resume.validator != nil
                     && s.resume.validator == ResumeState(url: "", etag: response.etag, lastModified: response.lastModified, segments: []).validator
+                    && !Self.isAnotherVersion(response, total: total, than: s.resume)
                 if !(sameEntity && s.resume.segments.count > 1) {
                     Self.startOver(&s, fd: s.fd, url: redactedURL)
                     s.resume.etag = response.etag

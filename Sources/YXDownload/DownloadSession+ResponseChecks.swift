@@ -88,17 +88,20 @@ extension DownloadSession {
     /// response names one of the same kind.
     ///
     /// Entity-tags are compared without their weakness mark (`W/"x"` and `"x"` name one version; two
-    /// different tags, weak or strong, prove a change). A stored `Last-Modified` is compared only when it
-    /// is a date: a resume mark keeps one validator, and an unquoted `ETag` read back from it looks like
-    /// a `Last-Modified` value.
+    /// different tags, weak or strong, prove a change). A resume mark keeps one validator, and an
+    /// unquoted `ETag` read back from it looks like a `Last-Modified` value: a stored value without a
+    /// blank (every HTTP date form has some) is compared with the response's tag, not its date.
     static func isAnotherVersion(_ response: TransferResponse, total: Int64?, than resume: ResumeState) -> Bool {
         if let total, let known = resume.total, total != known { return true }
         func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
         if let etag = resume.etag, let sent = response.etag {
             return opaque(sent) != opaque(etag)
         }
-        if let lastModified = resume.lastModified, lastModified.hasSuffix("GMT"), let sent = response.lastModified {
-            return sent != lastModified
+        if let stored = resume.lastModified {
+            if stored.contains(" ") {
+                return response.lastModified.map { $0 != stored } ?? false
+            }
+            return response.etag.map { opaque($0) != Substring(stored) } ?? false
         }
         return false
     }

@@ -22,16 +22,45 @@ public enum URLRedaction {
 
 extension URLRedaction {
     /// `text` with whatever stands before each `@` hidden (`…`), back to the start of a URL's authority:
-    /// the last `//` before it in the same word, else a leading `http:`/`https:`, else the word's start.
+    /// the first `//` before it in the same word (words end at blanks only), else a leading
+    /// `http:`/`https:`, else the word's start.
     ///
     /// For text a person typed that may be a broken URL (a list line, an argument): it errs on the side
-    /// of hiding, so a password with a `/` in it, or a URL with a slash missing, does not show.
+    /// of hiding, so a password with `/`, `)` or `'` in it, or a URL with a slash missing, does not show.
     ///
     /// ```swift
     /// URLRedaction.redactingCredentials(in: "http//eve:pw@example.com/a")  // "http//…@example.com/a"
     /// URLRedaction.redactingCredentials(in: "https:eve:pw@example.com/a")  // "https:…@example.com/a"
     /// ```
     package static func redactingCredentials(in text: String) -> String {
+        redact(text) { characters, wordStart, at in
+            if let slashes = firstDoubleSlash(in: characters, from: wordStart, before: at) { return slashes + 2 }
+            if let colon = characters[wordStart..<at].firstIndex(of: ":"),
+                ["http", "https"].contains(String(characters[wordStart..<colon]).lowercased())
+            {
+                return colon + 1
+            }
+            return wordStart
+        }
+    }
+
+    /// `text` with the credentials of the URLs in it hidden, as curl's verbose lines quote them: after
+    /// `//` (`scheme://user:password@host`, a scheme-relative `//user@host`), or a whole word that has
+    /// no `/` before its `@` (`user:password@proxy:3128`, as a proxy variable may be set). An `@` after a
+    /// `/` that is not the authority's (`/pkg@1.2.3/`, `?mail=bob@example.com`) stays.
+    package static func redactingCredentials(inAuthoritiesOf text: String) -> String {
+        redact(text) { characters, wordStart, at in
+            if let slashes = firstDoubleSlash(in: characters, from: wordStart, before: at) {
+                let authority = slashes + 2
+                return characters[authority..<at].contains("/") ? nil : authority
+            }
+            return characters[wordStart..<at].contains("/") ? nil : wordStart
+        }
+    }
+
+    /// Hides, for each `@` (from the last), the characters from where `start` says (nil: none) to the
+    /// `@`. Words end at blanks; quotes and brackets that open a word are kept in front of it.
+    private static func redact(_ text: String, start: ([Character], Int, Int) -> Int?) -> String {
         guard text.utf8.contains(UInt8(ascii: "@")) else { return text }  // the common case, no copy
         var characters = Array(text)
         var index = characters.count - 1
@@ -39,53 +68,22 @@ extension URLRedaction {
             defer { index -= 1 }
             guard characters[index] == "@" else { continue }
             var wordStart = index
-            while wordStart > 0, !isWordBoundary(characters[wordStart - 1]) { wordStart -= 1 }
-            var start = wordStart
-            if let slashes = lastDoubleSlash(in: characters, from: wordStart, before: index) {
-                start = slashes + 2
-            } else if let colon = characters[wordStart..<index].firstIndex(of: ":"),
-                ["http", "https"].contains(String(characters[wordStart..<colon]).lowercased())
-            {
-                start = colon + 1
-            }
-            guard start < index else { continue }
-            characters.replaceSubrange(start..<index, with: ["…"])
-            index = start
+            while wordStart > 0, !characters[wordStart - 1].isWhitespace { wordStart -= 1 }
+            while wordStart < index, "'\"`<([{".contains(characters[wordStart]) { wordStart += 1 }
+            guard let from = start(characters, wordStart, index), from < index else { continue }
+            if characters[from..<index] == ["…"] { continue }
+            characters.replaceSubrange(from..<index, with: ["…"])
+            index = from
         }
         return String(characters)
     }
 
-    /// `text` with the user name and password of every `scheme://user:password@host` in it hidden
-    /// (`scheme://…@host`): only inside an authority, so a path's `@` (`/pkg@1.2.3/`) stays. For lines
-    /// that quote well-formed URLs, such as curl's verbose output.
-    package static func redactingCredentials(inAuthoritiesOf text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "@")), text.contains("://") else { return text }
-        var characters = Array(text)
-        var index = 0
-        while index + 2 < characters.count {
-            defer { index += 1 }
-            guard characters[index] == ":", characters[index + 1] == "/", characters[index + 2] == "/" else { continue }
-            let authorityStart = index + 3
-            var end = authorityStart
-            while end < characters.count, !"/?#".contains(characters[end]), !isWordBoundary(characters[end]) { end += 1 }
-            guard let at = characters[authorityStart..<end].lastIndex(of: "@"), at > authorityStart else { continue }
-            characters.replaceSubrange(authorityStart..<at, with: ["…"])
-            index = authorityStart
-        }
-        return String(characters)
-    }
-
-    private static func lastDoubleSlash(in characters: [Character], from start: Int, before end: Int) -> Int? {
-        var index = end - 2
-        while index >= start {
+    private static func firstDoubleSlash(in characters: [Character], from start: Int, before end: Int) -> Int? {
+        var index = start
+        while index + 1 < end {
             if characters[index] == "/" && characters[index + 1] == "/" { return index }
-            index -= 1
+            index += 1
         }
         return nil
-    }
-
-    private static func isWordBoundary(_ character: Character) -> Bool {
-        character.isWhitespace || character == "'" || character == "\"" || character == "`" || character == "<"
-            || character == ">" || character == "(" || character == ")"
     }
 }

@@ -209,7 +209,6 @@ struct DownloadListParser: Sendable {
         pendingIsValid = false
     }
 
-    /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
     /// Whether the authority of `text` (`scheme://[user@]host:PORT/…`) writes a port after its host.
     private static func writesAPort(_ text: String) -> Bool {
         guard let slashes = text.range(of: "://") else { return false }
@@ -231,6 +230,7 @@ struct DownloadListParser: Sendable {
         return "\(key)=\(value): '..' is not allowed in \(key)= (write the path without it)"
     }
 
+    /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
     private static func climbs(_ path: String) -> Bool {
         path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
     }

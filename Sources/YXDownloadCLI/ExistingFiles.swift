@@ -46,7 +46,6 @@ struct ExistingFiles {
         self.base = base
     }
 
-    /// What the listing of `directory` (components under ``base``) says about `name`.
     /// The first folder of `directory` (a `dir=`) that is a symbolic link, as a relative path (looked at
     /// once per `dir=`; see ``OutputDirectory/symbolicLink(under:folders:)``).
     mutating func symbolicLink(in directory: [String]) -> String? {
@@ -57,6 +56,7 @@ struct ExistingFiles {
         return found
     }
 
+    /// What the listing of `directory` (components under ``base``) says about `name`.
     mutating func presence(directory: [String], name: String) -> Presence {
         let key = directory.isEmpty ? "" : directory.joined(separator: "/")
         let listing: Listing?

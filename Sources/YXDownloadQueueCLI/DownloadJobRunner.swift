@@ -173,7 +173,9 @@ final class DownloadJobRunner: JobRunner {
     func isLocalFault(_ error: DownloadError) -> Bool {
         guard error.kind == .fileSystem, let code = error.osErrno else { return false }
         if [ENOSPC, EDQUOT, EROFS, EIO].contains(code) { return true }
-        return (code == EACCES || code == EPERM) && access(directory.path, W_OK | X_OK) != 0
+        // Whatever the error, when the worker's -d itself cannot be used any more (made read-only,
+        // deleted, replaced by a file).
+        return access(directory.path, W_OK | X_OK) != 0
     }
 
     /// Seconds since the worker started.

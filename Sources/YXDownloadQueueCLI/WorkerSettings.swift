@@ -99,13 +99,14 @@ struct WorkerSettings: Sendable {
         // With --exit-when-empty, a worker stopped by a signal before the queue was empty exits as an
         // interrupted download does (130, 143), so that `worker --exit-when-empty && next-step` stops.
         // The signal also starts the group's graceful shutdown here (it may come before the group
-        // listens for it), and once the group has ended it ends the process, as a second Ctrl-C does.
+        // listens for it); once the group has ended, the worker is only closing the store, and a signal
+        // changes nothing.
         let stoppedBy = Locked<Int32?>(nil)
         let groupEnded = Locked(false)
         if exitWhenEmpty {
             InterruptSignals.route { number in
+                guard !groupEnded.withLock({ $0 }) else { return }
                 stoppedBy.withLock { $0 = $0 ?? number }
-                if groupEnded.withLock({ $0 }) { exit(128 + number) }
                 Task { await group.triggerGracefulShutdown() }
             }
         }

@@ -86,11 +86,12 @@ public final class SQLiteJobStore: JobStore {
 
     /// Throws when the file at `path` holds other tables and no store: read with a plain read-only
     /// connection, before the store's own connection changes anything (it sets the journal mode).
-    private static func refuseForeignDatabase(at path: String) throws {
+    private static func refuseForeignDatabase(at path: String, busyMode: Database.BusyMode) throws {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard size > 0 else { return }
         var settings = GRDB.Configuration()
         settings.readonly = true
+        settings.busyMode = busyMode  // waits for a writer's lock as the store's connections do
         let reader = try DatabaseQueue(path: path, configuration: settings)
         defer { try? reader.close() }
         try reader.inDatabase { db in try SQLiteSchema.refuseForeign(db) }
@@ -132,7 +133,7 @@ public final class SQLiteJobStore: JobStore {
         let created = Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if created >= 0 { Darwin.close(created) }
         #endif
-        try refuseForeignDatabase(at: path)
+        try refuseForeignDatabase(at: path, busyMode: settings.busyMode)
         let writer = try DatabaseQueue(path: path, configuration: settings)
         do {
             try await writer.writeWithoutTransaction { db in try SQLiteSchema.migrate(db) }

@@ -153,6 +153,10 @@ final class TransferResponseTests: XCTestCase {
         // A mark's unquoted tag comes back as a Last-Modified that is no date: not compared with one.
         let mark = ResumeMark.state(from: "1 \(ResumeMark.hash("u")) 10 abc123", url: "u")!
         XCTAssertFalse(DownloadSession.isAnotherVersion(response("ETag: abc123", "Last-Modified: " + date), total: 10, than: mark))
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("ETag: abc124", "Last-Modified: " + date), total: 10, than: mark))
+        // The asctime form of a date is a date too (found by a second review).
+        let asctime = ResumeState(url: "u", lastModified: "Sun Nov  6 08:49:37 1994", total: 10, segments: [])
+        XCTAssertTrue(DownloadSession.isAnotherVersion(response("Last-Modified: Sun Nov  7 08:49:37 1994"), total: 10, than: asctime))
         XCTAssertFalse(DownloadSession.isAnotherVersion(response(), total: nil, than: tagged), "nothing to compare")
     }
 }
