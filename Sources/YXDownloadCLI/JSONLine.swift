@@ -6,17 +6,17 @@ import YXTerminal
 /// ```swift
 /// JSONLine([("event", .string("skip")), ("bytes", .int(5))]).text   // {"event":"skip","bytes":5}
 /// ```
-struct JSONLine {
-    enum Value {
+package struct JSONLine {
+    package enum Value {
         case string(String)
         case int(Int64)
         case seconds(Double)
         case null
     }
 
-    let text: String
+    package let text: String
 
-    init(_ fields: KeyValuePairs<String, Value>) {
+    package init(_ fields: KeyValuePairs<String, Value>) {
         var text = "{"
         for (index, (key, value)) in fields.enumerated() {
             if index > 0 { text += "," }

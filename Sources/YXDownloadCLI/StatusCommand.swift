@@ -7,12 +7,16 @@ package struct StatusCommand: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show a queue: counts by state, bytes, progress per worker.",
-        usage: "yxdownload status --queue <store> [--json]",
+        usage: "yxdownload status --queue <store> [--json] [--failed]",
         discussion: """
             States: waiting, available (queued, or waiting for a retry), running, succeeded, failed, \
             canceled, discarded (a job no worker can run). Bytes are those the workers recorded: whole \
             files for succeeded downloads, the bytes so far for running ones (written about twice a \
             second). --json prints the same as one JSON object on one line.
+
+            --failed lists the downloads that failed for good instead, one line each: the file \
+            (relative to the worker's --dir), why, and the URL (without credentials); with --json, one \
+            JSON object per line.
 
             Exit status: 0 shown, 1 the store cannot be read, 2 bad usage.
             """
@@ -26,6 +30,9 @@ package struct StatusCommand: ParsableCommand {
 
     @Flag(help: "Print one JSON object instead of the table.")
     package var json = false
+
+    @Flag(help: "List the downloads that failed for good, with why, instead of the table.")
+    package var failed = false
 
     package init() {}
 

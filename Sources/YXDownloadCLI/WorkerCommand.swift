@@ -26,7 +26,7 @@ package struct WorkerCommand: ParsableCommand {
             Ctrl-C stops a worker gracefully: no new claims, running downloads get --grace seconds to \
             finish, the others are canceled (their .part kept) and given back to the queue.
 
-            A 404 or a checksum mismatch fails a download for good ('yxdownload status' shows it); a \
+            A 404 or a checksum mismatch fails a download for good ('yxdownload status --failed' lists it); a \
             transient error that outlasts --retries (a server down for a while) queues it again for a \
             later attempt, after a back-off (1 s doubling, up to 10 times).
 

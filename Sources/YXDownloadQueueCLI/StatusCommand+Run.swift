@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import YXDownload
 import YXDownloadCLI
 import YXJobStore
 import YXTerminal
@@ -20,6 +21,12 @@ extension StatusCommand {
             let logger = Logger(label: "yxdownload.status", factory: { _ in SwiftLogNoOpLogHandler() })
             guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
             do {
+                if failed {
+                    let lines = try await Self.failedLines(in: store, json: json)
+                    console.writeOut(lines.map { $0 + "\n" }.joined())
+                    try? await store.close()
+                    return ExitStatus.success
+                }
                 let status = try await store.status()
                 let running = try await store.jobs(
                     JobQuery(states: [.running], names: [StoredDownload.jobName], limit: 100_000))
@@ -32,6 +39,34 @@ extension StatusCommand {
                 try? await store.close()
                 return ExitStatus.failure
             }
+        }
+    }
+
+    /// The downloads that failed for good, one line each, oldest first: `fail  FILE  WHY (URL)`, or with
+    /// `json` the JSON event a worker printed for them.
+    static func failedLines(in store: any JobStore, json: Bool) async throws -> [String] {
+        var lines: [String] = []
+        var after: JobID?
+        while true {
+            let page = try await store.jobs(
+                JobQuery(states: [.failed], names: [StoredDownload.jobName], after: after, limit: 1000))
+            for record in page {
+                guard let download = try? JSONDecoder().decode(StoredDownload.self, from: record.payload) else { continue }
+                let url = URL(string: download.url).map { URLRedaction.redacted($0) }
+                    ?? URLRedaction.redactingCredentials(in: download.url)
+                let why = record.message ?? "failed"
+                if json {
+                    lines.append(
+                        JSONLine([
+                            "event": .string("fail"), "url": .string(url), "file": .string(download.relativePath),
+                            "error": .string(why), "id": .int(record.id.rawValue),
+                        ]).text)
+                } else {
+                    lines.append("fail  \(download.relativePath)  \(why) (\(url))")
+                }
+            }
+            guard page.count == 1000, let last = page.last else { return lines }
+            after = last.id
         }
     }
 }

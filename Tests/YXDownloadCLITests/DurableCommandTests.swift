@@ -354,6 +354,17 @@ final class DurableCommandTests: CLITestCase {
         let status = try await status()
         XCTAssertEqual(count(status, "succeeded"), 1)
         XCTAssertEqual(count(status, "failed"), 1)
+
+        // Which download failed, and why, as the worker's help promises (found by a helper's review).
+        let gone = server.url("/gone.bin").absoluteString
+        let failed = try await yxdownload("status", "--queue", queue, "--failed")
+        XCTAssertEqual(failed.status, 0, failed.stderr)
+        XCTAssertEqual(
+            failed.stdout, "fail  gone.bin  HTTP 404 Not Found: the server has no file at this URL; check the URL (\(gone))\n")
+        let failedJSON = try await yxdownload("status", "--queue", queue, "--failed", "--json")
+        let event = try JSONSerialization.jsonObject(with: Data(failedJSON.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(event?["file"] as? String, "gone.bin", failedJSON.stdout)
+        XCTAssertEqual(event?["url"] as? String, gone)
     }
 
     // MARK: - kill -9
