@@ -40,18 +40,18 @@ extension DownloadSession {
                             url: redactedURL, httpStatus: 206))
                 }
                 if let error = checkLength(of: response, range: range) { return .refuse(error) }
-                if isSingle && Self.isAnotherVersion(response, total: range.total, than: s.resume) {
-                    // A server that ignores `If-Range` sends the rest of a file that changed since the
-                    // `.part` was written: its bytes would be glued to the old ones. The `.part` starts
-                    // over, so that the retry asks for the whole new file.
-                    Self.startOver(&s, fd: s.fd, url: redactedURL)
-                    s.resume.segments = [.init(start: 0, end: nil, done: 0)]
-                    return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
-                }
                 if Self.isAnotherVersion(response, total: range.total, than: s.resume) {
-                    // A part of another version: the finished parts cannot be trusted any more. The file
-                    // fails and its state goes, so the next run starts over.
-                    s.invalidated = true
+                    // A server that ignores `If-Range` sends the rest of a file that changed since the
+                    // `.part` was written: its bytes would be glued to the old ones.
+                    if isSingle {
+                        // One stream: the `.part` starts over, so that the retry asks for the whole new file.
+                        Self.startOver(&s, fd: s.fd, url: redactedURL)
+                        s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+                    } else {
+                        // A part: the finished parts cannot be trusted any more. The file fails and its
+                        // state goes, so the next run starts over.
+                        s.invalidated = true
+                    }
                     return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
                 }
                 if isSingle, let total = range.total { recordEntity(&s, response, total: total) }

@@ -146,20 +146,17 @@ struct DownloadListParser: Sendable {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             return .failure(URLProblem(description: "not a URL: \(redacted(text))"))
         }
-        if let port = url.port, !(1...65535).contains(port) {
-            return .failure(URLProblem(description: "port \(port) is out of range (1 to 65535): \(redacted(text))"))
+        // A port `URL` kept out of range, or one too large for it to keep (it drops it then).
+        if url.port.map({ !(1...65535).contains($0) }) ?? Self.writesAPort(text) {
+            let port = url.port.map { "port \($0)" } ?? "the port"
+            return .failure(URLProblem(description: "\(port) is out of range (1 to 65535): \(redacted(text))"))
         }
-
         guard scheme == "http" || scheme == "https" else {
             return .failure(URLProblem(description: "unsupported scheme \"\(scheme)\" (only http and https)"))
         }
         guard let host = url.host, !host.isEmpty else {
             // No host, so no user either for `URL`: what looks like credentials is in the path.
             return .failure(URLProblem(description: "URL without a host: \(redacted(text))"))
-        }
-        if url.port == nil, Self.writesAPort(text) {
-            // Too large even for `URL` to keep: it drops the port rather than refusing the URL.
-            return .failure(URLProblem(description: "the port is out of range (1 to 65535): \(redacted(text))"))
         }
         return .success(url)
     }

@@ -144,8 +144,7 @@ final class DownloadRun: @unchecked Sendable {
             let path = existing.base + "/" + relative
             if !entry.dir.isEmpty, let link = existing.symbolicLink(in: entry.dir) {
                 if !skipped.isEmpty { await reportSkipped(&skipped) }
-                let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=): remove it, or "
-                    + "change dir="
+                let message = OutputDirectory.linkedFolderMessage(display(link))
                 events.async { [self] in
                     totals.failed += 1
                     reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))

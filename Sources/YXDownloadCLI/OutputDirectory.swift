@@ -58,6 +58,12 @@ package enum OutputDirectory {
         return nil
     }
 
+    /// The failure of a download whose `dir=` meets a symbolic link (`shown`: the link, as the user sees
+    /// its path), for a plain run and a worker alike.
+    package static func linkedFolderMessage(_ shown: String) -> String {
+        "\(shown) is a symbolic link, which yxdownload never follows (dir=): remove it, or change dir="
+    }
+
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR

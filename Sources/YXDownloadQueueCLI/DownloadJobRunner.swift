@@ -88,7 +88,7 @@ final class DownloadJobRunner: JobRunner {
             let link = OutputDirectory.symbolicLink(under: directory.path, folders: Array(download.path.dropLast()))
         {
             // A link there would lead the file out of the folder: this download fails, as a plain run's would.
-            let message = "\(display(link)) is a symbolic link, which yxdownload never follows (dir=): remove it, or change dir="
+            let message = OutputDirectory.linkedFolderMessage(display(link))
             totals.withLock { $0.failed += 1 }
             reporter.failed(id, item, DownloadFailure(message: message, httpStatus: nil))
             throw JobHandlerError.doNotRetry(message)
