@@ -97,29 +97,15 @@ extension EnqueueCommand {
     /// The downloads to store: the list checked and its files named exactly as a download run checks and
     /// names them, so the same list gives the same files, hence the same unique keys.
     ///
-    /// - Throws: After printing why: `ExitCode(2)` for a bad list (nothing is stored), `ExitCode(1)` when
-    ///   the list could not be read a second time.
-    package func entries(console: Console) throws(ExitCode) -> [EnqueueEntry] {
+    /// - Throws: After printing why, `ExitCode(2)` for a bad list: nothing is stored.
+    package func checkedList(console: Console) throws(ExitCode) -> EnqueueList {
         guard case .success(let sources) = source.sources else {
             throw ExitCode(ExitStatus.usage)  // validate() said why
         }
         guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was stored") else {
             throw ExitCode(ExitStatus.usage)
         }
-        var found: [EnqueueEntry] = []
-        found.reserveCapacity(checked.listed)
-        var names = OutputNames()
-        var entries = checked.entries()
-        while let entry = entries.next() {
-            let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
-            found.append(
-                EnqueueEntry(url: entry.url.absoluteString, path: entry.dir + [name], checksum: entry.checksum?.description))
-        }
-        if let failure = entries.failure {
-            console.writeErr("yxdownload: \(failure); nothing was stored.\n")
-            throw ExitCode(ExitStatus.failure)
-        }
-        return found
+        return EnqueueList(checked: checked)
     }
 
     /// The per-download options to store with each job.

@@ -8,40 +8,44 @@ import YXTerminal
 
 /// What `yxdownload enqueue` does once parsed: stores the jobs.
 extension EnqueueCommand {
+    /// How many jobs are built and handed to the store at a time: the memory an enqueue needs follows
+    /// this, not the length of the list.
+    static let batchSize = 1_000
+
     /// Runs the command; returns the exit status.
     func execute(console: Console = .standard) -> Int32 {
-        let entries: [EnqueueEntry]
+        let list: EnqueueList
         do {
-            entries = try self.entries(console: console)
+            list = try checkedList(console: console)
         } catch {
             return error.rawValue
         }
-        var requests: [JobRequest] = []
-        requests.reserveCapacity(entries.count)
         let options = storedOptions
-        do {
-            for entry in entries {
+        var limits: [String: Int] = [:]
+        if let perHost {
+            // The hosts, in a pass of their own: a limit must be in the store before its jobs.
+            var entries = list.entries()
+            while let entry = entries.next() {
                 let download = StoredDownload(url: entry.url, path: entry.path, checksum: entry.checksum, options: options)
-                requests.append(try download.request())
+                if let key = download.concurrencyKey { limits[key] = perHost }
             }
-        } catch {
-            console.writeErr("yxdownload: cannot encode a download job: \(error)\n")
-            return ExitStatus.failure
+            if let failure = entries.failure {
+                console.writeErr("yxdownload: \(failure); nothing was stored.\n")
+                return ExitStatus.failure
+            }
         }
+        let reader = RequestReader(entries: list.entries(), options: options)
+        let batches = JobRequestBatches { try reader.nextBatch() }
         let location = QueueLocation(text: queue)
         let quiet = quiet
-        let batch = requests
-        let limits = perHost.map { limit in
-            Dictionary(requests.compactMap { $0.options.concurrencyKey }.map { ($0, limit) }, uniquingKeysWith: { a, _ in a })
-        } ?? [:]
-        return BlockingRun.run {
-            await Self.store(batch, limits: limits, in: location, console: console, quiet: quiet)
+        return BlockingRun.run { [limits] in
+            await Self.store(batches, limits: limits, in: location, console: console, quiet: quiet)
         }
     }
 
     /// Sets the per-host limits, then stores the jobs in one transaction and says how many were new.
     private static func store(
-        _ requests: [JobRequest], limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
+        _ batches: JobRequestBatches, limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
     ) async -> Int32 {
         let logger = Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() })
         guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
@@ -51,18 +55,53 @@ extension EnqueueCommand {
             for (key, limit) in limits.sorted(by: { $0.key < $1.key }) {
                 try await store.setConcurrencyLimit(limit, forKey: key)
             }
-            let results = requests.isEmpty ? [] : try await store.enqueue(requests)
-            let new = results.filter(\.isNew).count
+            let counts = try await store.enqueue(batches: batches)
             if !quiet {
+                let total = counts.total
                 console.writeOut(
-                    "queued \(results.count) download\(results.count == 1 ? "" : "s") in \(location): "
-                        + "\(new) new, \(results.count - new) already queued\n")
+                    "queued \(total) download\(total == 1 ? "" : "s") in \(location): "
+                        + "\(counts.enqueued) new, \(total - counts.enqueued) already queued\n")
             }
+        } catch let failure as RequestReader.Failure {
+            console.writeErr("yxdownload: \(failure); nothing was stored.\n")
+            status = ExitStatus.failure
         } catch {
             console.writeErr("yxdownload: cannot store the downloads in \(location): \(StoreErrorText.short(error)); nothing was stored.\n")
             status = ExitStatus.failure
         }
         try? await store.close()
         return status
+    }
+
+    /// Builds the jobs of the list's entries a batch at a time, as the store asks for them (inside its
+    /// transaction, one call at a time: ``JobRequestBatches`` serializes the calls).
+    private final class RequestReader: @unchecked Sendable {
+        private var entries: EnqueueList.Entries
+        private let options: StoredDownloadOptions
+
+        /// Why the jobs could not all be built: the store rolls back, nothing is stored.
+        struct Failure: Error, CustomStringConvertible {
+            var description: String
+        }
+
+        init(entries: EnqueueList.Entries, options: StoredDownloadOptions) {
+            self.entries = entries
+            self.options = options
+        }
+
+        func nextBatch() throws -> [JobRequest]? {
+            var batch: [JobRequest] = []
+            while batch.count < EnqueueCommand.batchSize, let entry = entries.next() {
+                let download = StoredDownload(url: entry.url, path: entry.path, checksum: entry.checksum, options: options)
+                do {
+                    batch.append(try download.request())
+                } catch {
+                    throw Failure(description: "cannot encode a download job: \(error)")
+                }
+            }
+            // A list that could not be read again to its end must not be stored in part.
+            if let failure = entries.failure { throw Failure(description: failure) }
+            return batch.isEmpty ? nil : batch
+        }
     }
 }

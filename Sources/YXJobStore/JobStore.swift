@@ -36,6 +36,15 @@ public protocol JobStore: Sendable {
     /// throws ``JobStoreError/unknownDependency(_:)`` and stores nothing.
     func enqueue(_ requests: [JobRequest]) async throws -> [EnqueueResult]
 
+    /// Stores the jobs that `batches` gives, all in one transaction, as ``enqueue(_:)`` does, reading
+    /// one batch at a time: the memory it needs follows the batch, not the whole list. Returns how many
+    /// requests were stored, joined and refused.
+    ///
+    /// When `batches` throws, or a request cannot be stored, nothing is stored and the error is thrown.
+    /// `SQLiteJobStore` and `PostgresJobStore` keep one batch in memory; the default gathers every
+    /// batch, then calls ``enqueue(_:)``.
+    func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts
+
     /// Claims up to `request.limit` ready jobs of the given names, in priority order, under the
     /// concurrency limits of the store, for `request.owner`.
     ///
@@ -147,6 +156,15 @@ extension JobStore {
             if completions.isEmpty { throw error }
             return OutcomesThenClaim(refused: refused, claimError: error)
         }
+    }
+
+    /// Gathers every batch, then stores them with one ``enqueue(_:)`` (see the requirement).
+    public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        var requests: [JobRequest] = []
+        while let batch = try batches.next() { requests += batch }
+        var counts = EnqueueCounts()
+        if !requests.isEmpty { counts.add(try await enqueue(requests)) }
+        return counts
     }
 
     /// Stores one job.

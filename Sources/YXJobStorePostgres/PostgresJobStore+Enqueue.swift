@@ -6,30 +6,47 @@ extension PostgresJobStore {
     public func enqueue(_ requests: [JobRequest]) async throws -> [EnqueueResult] {
         guard !requests.isEmpty else { return [] }
         try JobRequest.validate(requests)
-        let results: [EnqueueResult]
-        if requests.allSatisfy({ $0.options.dependencies.isEmpty }) {
-            // One statement; durable on return.
-            results = try await transaction(durable: true) { connection in
-                try await self.insertWithoutDependencies(requests, on: connection)
-            }
-        } else {
-            results = try await transaction(durable: true) { connection in
-                var results: [EnqueueResult] = []
-                var pending: [JobRequest] = []
-                for request in requests {
-                    if request.options.dependencies.isEmpty {
-                        pending.append(request)
-                        continue
-                    }
-                    results += try await self.insertWithoutDependencies(pending, on: connection)
-                    pending.removeAll()
-                    results.append(try await self.insertWithDependencies(request, on: connection))
-                }
-                results += try await self.insertWithoutDependencies(pending, on: connection)
-                return results
-            }
+        // Durable on return.
+        let results = try await transaction(durable: true) { connection in
+            try await self.insert(requests, on: connection)
         }
         if results.contains(where: \.isNew) { changes.signal() }
+        return results
+    }
+
+    public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        // The batches are read inside the transaction: one batch in memory at a time.
+        let counts = try await transaction(durable: true) { connection in
+            var counts = EnqueueCounts()
+            while let batch = try batches.next() {
+                guard !batch.isEmpty else { continue }
+                try JobRequest.validate(batch)
+                counts.add(try await self.insert(batch, on: connection))
+            }
+            return counts
+        }
+        if counts.enqueued > 0 { changes.signal() }
+        return counts
+    }
+
+    /// Inserts requests in order, inside the caller's transaction: runs of requests without
+    /// dependencies in one statement each, the others one by one.
+    private func insert(_ requests: [JobRequest], on connection: PostgresConnection) async throws -> [EnqueueResult] {
+        if requests.allSatisfy({ $0.options.dependencies.isEmpty }) {
+            return try await insertWithoutDependencies(requests, on: connection)
+        }
+        var results: [EnqueueResult] = []
+        var pending: [JobRequest] = []
+        for request in requests {
+            if request.options.dependencies.isEmpty {
+                pending.append(request)
+                continue
+            }
+            results += try await insertWithoutDependencies(pending, on: connection)
+            pending.removeAll()
+            results.append(try await insertWithDependencies(request, on: connection))
+        }
+        results += try await insertWithoutDependencies(pending, on: connection)
         return results
     }
 

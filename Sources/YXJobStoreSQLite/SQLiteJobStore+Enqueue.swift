@@ -19,6 +19,23 @@ extension SQLiteJobStore {
         return results
     }
 
+    public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        // The batches are read inside the transaction, on the writer: one batch in memory at a time.
+        let counts = try await transaction(durable: configuration.durableEnqueue) { db in
+            let now = SQLiteTime.now
+            var counts = EnqueueCounts()
+            while let batch = try batches.next() {
+                try JobRequest.validate(batch)
+                for request in batch {
+                    counts.add(try Self.insert(request, now: now, db))
+                }
+            }
+            return counts
+        }
+        if counts.enqueued > 0 { changes.signal() }
+        return counts
+    }
+
     private static func insert(_ request: JobRequest, now: Int64, _ db: Database) throws
         -> EnqueueResult
     {

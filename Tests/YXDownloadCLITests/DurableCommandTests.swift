@@ -4,6 +4,8 @@ import YXTestServer
 
 @testable import YXDownloadCLI
 @testable import YXDownloadQueueCLI
+import YXJobStore
+import YXJobStoreSQLite
 import YXTerminal
 
 #if canImport(Glibc)
@@ -114,6 +116,46 @@ final class DurableCommandTests: CLITestCase {
         for source in sources {
             XCTAssertEqual(server.requests(to: "/\(source.name)").count, 1, "\(source.name) was downloaded twice")
         }
+    }
+
+    /// A list longer than a batch of jobs, and longer than the list that a download keeps from its check:
+    /// read again as the store takes its jobs, a batch at a time, in one transaction. Names collide across
+    /// batches and are numbered as a download run numbers them; per-host limits cover both hosts.
+    func testLongListIsStoredWholeInBatches() async throws {
+        let count = InputList.retainedEntriesLimit + 2 * EnqueueCommand.batchSize
+        let hosts = [server.url("/").absoluteString, server.url("/").absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")]
+        let lines = (0..<count).map { index in
+            // Every fifth entry is named `same.bin`: its collisions span every batch.
+            hosts[index % 2] + (index % 5 == 0 ? "a/same.bin" : "f\(index).bin")
+        }
+        try writeList(lines.joined(separator: "\n") + "\n")
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt", "--per-host", "3")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        XCTAssertEqual(enqueue.stdout, "queued \(count) downloads in jobs.sqlite: \(count) new, 0 already queued\n")
+
+        let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        var stored: [String] = []
+        var after: JobID?
+        while true {
+            let page = try await store.jobs(JobQuery(after: after, limit: 1_000))
+            guard let last = page.last else { break }
+            stored += try page.map { try JSONDecoder().decode(StoredDownload.self, from: $0.payload).relativePath }
+            after = last.id
+        }
+        let limits = try await store.concurrencyLimits()
+        try await store.close()
+        var names = OutputNames()
+        let expected = lines.map { line in
+            let name = String(line.split(separator: "/").last!)
+            return names.claim(directory: [], name: name)
+        }
+        XCTAssertEqual(stored, expected, "the stored files, in list order")
+        XCTAssertTrue(stored.contains("same.bin.\(count / 5 - 1)"), "the last collision's name")
+        XCTAssertEqual(Set(limits.values), [3])
+        XCTAssertEqual(limits.count, 2, "\(limits)")
+
+        let again = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(again.stdout, "queued \(count) downloads in jobs.sqlite: 0 new, \(count) already queued\n", again.stderr)
     }
 
     func testBadInputExitsTwoAndStoresNothing() async throws {

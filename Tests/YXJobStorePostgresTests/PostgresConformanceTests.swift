@@ -36,6 +36,7 @@ final class PostgresConformanceTests: XCTestCase {
     func testPriorities() async throws { try await conformance().priorities() }
     func testJobTimeout() async throws { try await conformance().jobTimeout() }
     func testUniqueKeys() async throws { try await conformance().uniqueKeys() }
+    func testEnqueueInBatches() async throws { try await conformance().enqueueInBatches() }
     func testDependencies() async throws { try await conformance().dependencies() }
     func testDependencyFailureCancelsDependents() async throws {
         try await conformance().dependencyFailureCancelsDependents()
