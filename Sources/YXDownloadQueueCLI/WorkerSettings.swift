@@ -59,6 +59,13 @@ struct WorkerSettings: Sendable {
         workerConfiguration.shutdownGracePeriod = grace
         workerConfiguration.progressInterval = .milliseconds(500)
         workerConfiguration.exitWhenIdle = exitWhenEmpty
+        // A worker run as a service keeps trying a store that refuses it (it may come back): it says so
+        // once, even with -q, and once more when the store answers again.
+        workerConfiguration.claimTrouble = { [location] error in
+            let line = error.map { "yxdownload: \(location) refuses this worker's claims (\(StoreErrorText.short($0))); still trying" }
+                ?? "yxdownload: \(location) takes claims again"
+            if let screen { screen.print([line], toStandardError: true) } else { console.writeErr(line + "\n") }
+        }
         let worker = JobWorker(store: store, runner: runner, configuration: workerConfiguration, logger: logger)
         if !quiet && !json {
             let banner = "yxdownload: worker \(worker.id) on \(location), \(jobs) at a time into \(directoryText)"

@@ -38,6 +38,17 @@ extension JobWorker {
         /// Also claim jobs whose name no handler has, and discard them. Only for a worker that knows
         /// every job name of its store: another worker's jobs would be discarded too.
         public var discardUnknownJobs: Bool
+        /// Told when the store keeps refusing claims, and when it answers again: called once with the
+        /// last error after ``JobWorker/claimFailuresBeforeGivingUp`` claims in a row failed (a worker
+        /// that does not exit when idle keeps trying), then once with `nil` when a claim succeeds. For a
+        /// program to tell its user without a log; `nil` by default.
+        ///
+        /// ```swift
+        /// configuration.claimTrouble = { error in
+        ///     if let error { print("the store refuses claims (\(error)); still trying") } else { print("the store answers again") }
+        /// }
+        /// ```
+        public var claimTrouble: (@Sendable ((any Error)?) -> Void)?
 
         /// Default settings; see each property.
         public init(

@@ -198,8 +198,9 @@ public final class JobWorker: Service, Sendable {
 
     /// A worker that exits when idle gives up after this many claims in a row failed (about 6 s of
     /// back-off): it cannot tell whether the queue is empty, and would otherwise wait for ever on a store
-    /// that refuses it (a read-only or damaged file). A worker that runs as a service keeps trying.
-    static let claimFailuresBeforeGivingUp = 8
+    /// that refuses it (a read-only or damaged file). A worker that runs as a service keeps trying, and
+    /// tells ``Configuration/claimTrouble``.
+    public static let claimFailuresBeforeGivingUp = 8
 
     private func claimLoop(names: [String], groups: [[String]]) async {
         var errorDelay = Duration.milliseconds(50)
@@ -239,6 +240,10 @@ public final class JobWorker: Service, Sendable {
                     discardUnknown(unknown)
                 }
                 errorDelay = .milliseconds(50)
+                if failuresInARow >= Self.claimFailuresBeforeGivingUp {
+                    logger.notice("claims succeed again", metadata: ["failures": "\(failuresInARow)"])
+                    configuration.claimTrouble?(nil)
+                }
                 failuresInARow = 0
             } catch {
                 metrics.storeError("claim")
@@ -248,6 +253,10 @@ public final class JobWorker: Service, Sendable {
                     state.withLock { $0.storeFailure = $0.storeFailure ?? error }
                     shutdown()
                     break
+                }
+                if failuresInARow == Self.claimFailuresBeforeGivingUp {
+                    logger.error("claims keep failing; still trying", metadata: ["error": "\(String(reflecting: error))"])
+                    configuration.claimTrouble?(error)
                 }
                 logger.warning(
                     "claim failed; trying again",

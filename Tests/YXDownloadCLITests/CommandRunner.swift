@@ -120,6 +120,9 @@ final class RunningCommand: @unchecked Sendable {
 
     /// What the command printed on standard output so far.
     var stdoutSoFar: String { (try? String(contentsOf: outFile, encoding: .utf8)) ?? "" }
+
+    /// What the command printed on standard error so far.
+    var stderrSoFar: String { (try? String(contentsOf: errFile, encoding: .utf8)) ?? "" }
 }
 
 /// Set once, by the timer that killed a command.

@@ -572,6 +572,37 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertFalse(output.stderr.contains("while executing"), output.stderr)
     }
 
+    /// A worker run as a service on a store it cannot write keeps trying (the store may come back), but
+    /// says so once, without -v and even with -q; SIGTERM still stops it (found by a helper's review: it
+    /// said so only with -v).
+    func testAServiceWorkerOnAStoreItCannotWriteSaysSoOnce() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        _ = try serveFiles(1, size: { _ in 1_000 })
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: work.appendingPathComponent(queue + suffix).path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: work.appendingPathComponent(queue + suffix).path)
+        }
+        let worker = try RunningCommand(
+            ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "worker", "--queue", queue,
+             "-d", "out", "-q"],
+            in: work, executable: setpriv)
+        try await waitUntil("the worker says its claims fail") { worker.stderrSoFar.contains("refuses this worker's claims") }
+        // Two more back-offs (5 s at most each): still one line.
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        worker.send(SIGTERM)
+        let stopped = await worker.wait(timeout: 60)
+        let output = try XCTUnwrap(stopped, "the worker did not stop on SIGTERM")
+        XCTAssertEqual(output.status, 0, "SIGTERM is a service's normal stop: \(output.stderr)")
+        let lines = output.stderrLines.filter { $0.contains("refuses this worker's claims") }
+        XCTAssertEqual(lines.count, 1, output.stderr)
+        XCTAssertTrue(lines.first?.hasPrefix("yxdownload: jobs.sqlite refuses this worker's claims (") ?? false, output.stderr)
+        XCTAssertTrue(lines.first?.hasSuffix("); still trying") ?? false, output.stderr)
+        XCTAssertTrue(output.stderr.contains("readonly database") || output.stderr.contains("unable to open"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("while executing"), output.stderr)
+    }
+
     func testAWorkerRefusesAFolderItCannotWrite() async throws {
         let setpriv = "/usr/bin/setpriv"
         try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
