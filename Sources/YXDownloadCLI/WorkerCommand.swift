@@ -7,7 +7,8 @@ import ArgumentParser
 ///
 /// The worker is a `JobWorker` in a swift-service-lifecycle `ServiceGroup`: SIGTERM or SIGINT stops
 /// it gracefully (no new claims, running downloads get `--grace` seconds to finish, the rest are
-/// canceled, keep their `.part` and go back to the store for another worker).
+/// canceled, keep their `.part` and go back to the store for another worker); a second signal cancels
+/// them at once.
 ///
 /// Only its options are defined here; `yxdownload-queue` runs it (``QueueCommands``).
 package struct WorkerCommand: ParsableCommand {
@@ -24,7 +25,8 @@ package struct WorkerCommand: ParsableCommand {
             A worker that dies (kill -9, a crash, a lost machine) leaves its downloads leased: another \
             worker claims them again within --lease seconds and resumes their .part files. SIGTERM or \
             Ctrl-C stops a worker gracefully: no new claims, running downloads get --grace seconds to \
-            finish, the others are canceled (their .part kept) and given back to the queue.
+            finish, the others are canceled (their .part kept) and given back to the queue. A second \
+            SIGTERM or Ctrl-C does that at once.
 
             A 404 or a checksum mismatch fails a download for good ('yxdownload status --failed' lists it); a \
             transient error that outlasts --retries (a server down for a while) queues it again for a \
@@ -78,7 +80,9 @@ package struct WorkerCommand: ParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("On SIGTERM or Ctrl-C, how long running downloads may go on before they are given back.", valueName: "SECONDS"))
+        help: ArgumentHelp(
+            "On SIGTERM or Ctrl-C, how long running downloads may go on before they are given back (a second signal: at once).",
+            valueName: "SECONDS"))
     package var grace: Double = 10
 
     @Flag(

@@ -103,18 +103,23 @@ struct WorkerSettings: Sendable {
                 if first { Task { await group.triggerGracefulShutdown() } }
             }
         }
+        // A signal starts the group's graceful shutdown here too (it may come before the group listens
+        // for it); a second one ends the grace period at once: running downloads are given back now.
         // With --exit-when-empty, a worker stopped by a signal before the queue was empty exits as an
         // interrupted download does (130, 143), so that `worker --exit-when-empty && next-step` stops.
-        // The signal also starts the group's graceful shutdown here (it may come before the group
-        // listens for it); once the group has ended, the worker is only closing the store, and a signal
-        // changes nothing.
+        // Once the group has ended, the worker is only closing the store, and a signal changes nothing.
         let stoppedBy = Locked<Int32?>(nil)
         let groupEnded = Locked(false)
-        if exitWhenEmpty {
-            InterruptSignals.route { number in
-                guard !groupEnded.withLock({ $0 }) else { return }
-                stoppedBy.withLock { $0 = $0 ?? number }
+        InterruptSignals.route { number in
+            guard !groupEnded.withLock({ $0 }) else { return }
+            let isFirst = stoppedBy.withLock { signal -> Bool in
+                defer { signal = signal ?? number }
+                return signal == nil
+            }
+            if isFirst {
                 Task { await group.triggerGracefulShutdown() }
+            } else {
+                worker.shutdown(gracePeriod: .zero)
             }
         }
         var status = ExitStatus.success
@@ -129,7 +134,7 @@ struct WorkerSettings: Sendable {
         downloader.shutdown()
         // Stopped by a signal: an interruption if downloads were stopped or the queue still holds some.
         var interrupted = false
-        if stoppedBy.withLock({ $0 }) != nil {
+        if exitWhenEmpty, stoppedBy.withLock({ $0 }) != nil {
             let live = try? await store.jobs(
                 JobQuery(states: Set(StoredJobState.live), names: [StoredDownload.jobName], limit: 1))
             interrupted = runner.totals.withLock({ $0.canceled > 0 }) || live?.isEmpty != true

@@ -162,7 +162,10 @@ public final class JobWorker: Service, Sendable {
         shutdown(gracePeriod: configuration.shutdownGracePeriod)
     }
 
-    private func shutdown(gracePeriod: Duration) {
+    /// Stops claiming, lets running jobs finish within `gracePeriod`, then cancels them and gives them
+    /// back to the store. A shorter period than that of an earlier call takes over (`.zero`: cancel them
+    /// now, as a second Ctrl-C asks); a longer one changes nothing.
+    public func shutdown(gracePeriod: Duration) {
         let changed = state.withLock { state -> Bool in
             let deadline = ContinuousClock.now + gracePeriod
             switch state.phase {

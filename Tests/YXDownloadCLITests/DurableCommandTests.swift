@@ -473,6 +473,26 @@ final class DurableCommandTests: CLITestCase {
         let afterSIGINT = try await self.status()
         XCTAssertEqual(count(afterSIGINT, "available"), 2, "\(afterSIGINT)")
 
+        // A second signal ends the grace period at once: after the first, the downloads go on (a grace of
+        // ten minutes); after the second, they are given back.
+        let patient = try startWorker("--grace", "600")
+        let beforeFirst = sources.map { fileSize("out/\($0.name).part") }
+        try await waitUntil(timeout: 60, "the downloads to go on") {
+            zip(sources, beforeFirst).allSatisfy { fileSize("out/\($0.name).part") > $1 }
+        }
+        patient.send(SIGTERM)
+        let afterFirst = sources.map { fileSize("out/\($0.name).part") }
+        try await waitUntil(timeout: 60, "the downloads to go on after a first SIGTERM") {
+            zip(sources, afterFirst).allSatisfy { fileSize("out/\($0.name).part") > $1 }
+        }
+        patient.send(SIGTERM)
+        let stoppedOnSecond = await patient.wait(timeout: 60)
+        let second = try XCTUnwrap(stoppedOnSecond, "the worker did not stop on a second SIGTERM")
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertTrue(second.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), second.stderr)
+        let afterSecond = try await self.status()
+        XCTAssertEqual(count(afterSecond, "available"), 2, "\(afterSecond)")
+
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
         let next = try XCTUnwrap(finished)
         XCTAssertEqual(next.status, 0, next.stderr)
