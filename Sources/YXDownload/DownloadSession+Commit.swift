@@ -32,6 +32,9 @@ extension DownloadSession {
                 throw DownloadError.fileSystem("cannot create", path: partPath, url: redactedURL)
             }
         }
+        // The rename goes by path: the `.part` must still be the file this download wrote (its descriptor's),
+        // not one put in its place meanwhile by someone who can write in the folder.
+        try checkPartIsStill(fd)
         if hasMark { ResumeMark.remove(from: fd) }
         guard rename(partPath, finalPath) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
@@ -44,6 +47,21 @@ extension DownloadSession {
             }
         }
         return result
+    }
+
+    /// Throws unless `partPath` names the file open as `fd` (same device and inode, not a link to it).
+    func checkPartIsStill(_ fd: Int32) throws(DownloadError) {
+        var own = stat()
+        var named = stat()
+        guard fstat(fd, &own) == 0 else { throw DownloadError.fileSystem("cannot read", path: partPath, url: redactedURL) }
+        guard lstat(partPath, &named) == 0 else {
+            throw DownloadError.fileSystem("cannot rename to \(finalPath): cannot find", path: partPath, url: redactedURL)
+        }
+        guard own.st_dev == named.st_dev, own.st_ino == named.st_ino else {
+            throw DownloadError(
+                .fileSystem, "\(partPath) was replaced by another file during the download; not renamed to \(finalPath)",
+                url: redactedURL)
+        }
     }
 
     /// Whether ``finalize(_:)`` reads the whole file (to compute a digest): then it must not run on a

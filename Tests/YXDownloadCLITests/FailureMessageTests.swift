@@ -217,6 +217,33 @@ final class FailureMessageTests: CLITestCase {
         }
     }
 
+    /// The final rename goes by path: a `.part` that someone who can write in the folder replaced during
+    /// the download (moved away, another file put in its place) is not renamed to the final name, with
+    /// one connection or several; the file put there is left as it is.
+    func testAPartReplacedDuringTheDownloadIsNotRenamed() async throws {
+        serveGenerated("/r.bin", size: 600_000, seed: 8, bytesPerSecond: 300_000)
+        let url = server.url("/r.bin").absoluteString
+        let fm = FileManager.default
+        try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let part = work.appendingPathComponent("out/r.bin.part")
+        for connections in ["1", "4"] {
+            // A `.part` from an earlier run: the download writes it under its name (not an unnamed file).
+            try? fm.removeItem(at: work.appendingPathComponent("out/moved"))
+            try Data("left by an earlier run".utf8).write(to: part)
+            let run = try RunningCommand(["-d", "out", "-x", connections, url], in: work)
+            try await waitUntil("the download to be under way") { fileSize("out/r.bin.part") > 100_000 }
+            try fm.moveItem(at: part, to: work.appendingPathComponent("out/moved"))
+            try Data("planted".utf8).write(to: part)
+            let output = await run.wait()
+            XCTAssertEqual(output.status, 1, output.stderr)
+            let failures = output.stderrLines.filter { $0.hasPrefix("fail  ") }
+            XCTAssertEqual(failures.count, 1, output.stderr)
+            XCTAssertTrue(failures.first?.contains("out/r.bin.part was replaced by another file during the download") ?? false, output.stderr)
+            XCTAssertFalse(fm.fileExists(atPath: work.appendingPathComponent("out/r.bin").path), "renamed the planted file")
+            XCTAssertEqual(try Data(contentsOf: part), Data("planted".utf8), "the file put in place was changed")
+        }
+    }
+
     /// A port nothing listens on (bound, then closed).
     private func freePort() throws -> Int {
         let (socket, port) = try loopbackSocket()
