@@ -13,7 +13,8 @@ import Logging
 ///
 /// Redacted (the value becomes `[redacted]`): the values of `Authorization`, `Proxy-Authorization`,
 /// `Cookie` and `Set-Cookie`, and of every header whose name speaks of a secret (`auth`, `token`,
-/// `secret`, `passw`, `session`, a name ending in `key`), in header lines and wherever curl quotes such a
+/// `secret`, `passw`, `session`, a name ending in `key`; not HTTP/2's `:authority`, nor a server's
+/// `WWW-Authenticate` challenge), in header lines and wherever curl quotes such a
 /// header in a note; the user name in curl's "auth using Basic with user '…'" notes; and the user name
 /// and password of any URL in a line (``URLRedaction/redactingCredentials(inAuthoritiesOf:)``).
 enum CurlDiagnostics {
@@ -43,6 +44,10 @@ enum CurlDiagnostics {
     static func isSecret(headerName: some StringProtocol) -> Bool {
         let name = headerName.lowercased().trimmingCharacters(in: .whitespaces)
         if ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(name) { return true }
+        // HTTP/2's pseudo-headers (`:authority` is the host and port, never a user: RFC 9113 8.3.1), and a
+        // server's challenges (`WWW-Authenticate: Basic realm="…"`), which hold no secret and say why a
+        // request was refused.
+        if name.hasPrefix(":") || name == "www-authenticate" || name == "proxy-authenticate" { return false }
         return ["auth", "token", "secret", "passw", "session", "cookie"].contains { name.contains($0) }
             || name.hasSuffix("key")
     }

@@ -16,6 +16,15 @@ final class CurlDiagnosticsTests: DownloadTestCase {
         XCTAssertEqual(CurlDiagnostics.redactedHeader("X-Api-Key: k"), "X-Api-Key: [redacted]")
         XCTAssertEqual(CurlDiagnostics.redactedHeader("X-Auth-Token: t"), "X-Auth-Token: [redacted]")
         XCTAssertEqual(CurlDiagnostics.redactedHeader("Content-Length: 10"), "Content-Length: 10")
+        // Not secrets, though "auth" is in their names: a server's challenge, and HTTP/2's host and port.
+        XCTAssertEqual(
+            CurlDiagnostics.redactedHeader("WWW-Authenticate: Basic realm=\"files\""), "WWW-Authenticate: Basic realm=\"files\"")
+        XCTAssertEqual(CurlDiagnostics.redactedHeader("Proxy-Authenticate: Basic"), "Proxy-Authenticate: Basic")
+        XCTAssertEqual(
+            CurlDiagnostics.redactedNote("[HTTP/2] [1] [:authority: 127.0.0.1:8443]"), "[HTTP/2] [1] [:authority: 127.0.0.1:8443]")
+        XCTAssertEqual(
+            CurlDiagnostics.redactedNote("[HTTP/2] [1] [:authority: 127.0.0.1:8443] [x-auth-token: t]"),
+            "[HTTP/2] [1] [:authority: 127.0.0.1:8443] [x-auth-token: [redacted]]")
         XCTAssertEqual(CurlDiagnostics.redactedHeader("GET /a.bin HTTP/1.1"), "GET /a.bin HTTP/1.1")
         XCTAssertEqual(
             CurlDiagnostics.redactedNote("Server auth using Basic with user 'alice'"),
