@@ -113,6 +113,10 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
         return "\(message) (\(url))"
     }
 
+    /// How the message of a `.fileSystem` error ends when the `.part` was not renamed because another
+    /// file had taken its place (someone who can write in the folder replaced it during the download).
+    public static let replacedPartReason = "it was replaced by another file during the download"
+
     /// A file-system error from `errno`.
     static func fileSystem(_ what: String, path: String, errno code: Int32 = errno, url: String) -> DownloadError {
         DownloadError(.fileSystem, "\(what) \(path): \(String(cString: strerror(code)))", url: url, osErrno: code)

@@ -34,7 +34,14 @@ extension DownloadSession {
         }
         // The rename goes by path: the `.part` must still be the file this download wrote (its descriptor's),
         // not one put in its place meanwhile by someone who can write in the folder.
-        try checkPartIsStill(fd)
+        do {
+            try checkPartIsStill(fd)
+        } catch {
+            // The sidecar describes this download's file, not the one now in its place: a later run must
+            // not take that file for a finished (or half-finished) download.
+            if hasSidecar { unlink(metaPath) }
+            throw error
+        }
         if hasMark { ResumeMark.remove(from: fd) }
         guard rename(partPath, finalPath) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
@@ -59,7 +66,7 @@ extension DownloadSession {
         }
         guard own.st_dev == named.st_dev, own.st_ino == named.st_ino else {
             throw DownloadError(
-                .fileSystem, "\(partPath) was replaced by another file during the download; not renamed to \(finalPath)",
+                .fileSystem, "cannot rename \(partPath): \(DownloadError.replacedPartReason)",
                 url: redactedURL)
         }
     }

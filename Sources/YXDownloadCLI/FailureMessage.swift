@@ -94,6 +94,10 @@ package enum FailureMessage {
     private static func fileSystemMessage(_ error: DownloadError, file: String) -> String {
         // The library's message is "cannot VERB /absolute/path: reason": name the file as the user gave it.
         let part = file + ".part"
+        if error.message.hasSuffix(DownloadError.replacedPartReason) {
+            return "\(part) was replaced by another file during the download, so it was not renamed to \(file); "
+                + "run the same command again to download it from the start"
+        }
         let doing: String
         let target: String
         if error.message.hasPrefix("cannot create directory") {

@@ -221,7 +221,8 @@ final class FailureMessageTests: CLITestCase {
     /// the download (moved away, another file put in its place) is not renamed to the final name, with
     /// one connection or several; the file put there is left as it is.
     func testAPartReplacedDuringTheDownloadIsNotRenamed() async throws {
-        serveGenerated("/r.bin", size: 600_000, seed: 8, bytesPerSecond: 300_000)
+        // Four parts with -x 4 (a sidecar keeps their state); one stream at 1 MB/s takes 4 s.
+        serveGenerated("/r.bin", size: 4_000_000, seed: 8, bytesPerSecond: 1_000_000)
         let url = server.url("/r.bin").absoluteString
         let fm = FileManager.default
         try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
@@ -233,14 +234,27 @@ final class FailureMessageTests: CLITestCase {
             let run = try RunningCommand(["-d", "out", "-x", connections, url], in: work)
             try await waitUntil("the download to be under way") { fileSize("out/r.bin.part") > 100_000 }
             try fm.moveItem(at: part, to: work.appendingPathComponent("out/moved"))
-            try Data("planted".utf8).write(to: part)
+            // As long as the file: nothing but the sidecar's word tells it from the download.
+            let planted = Data(count: 4_000_000)
+            try planted.write(to: part)
             let output = await run.wait()
             XCTAssertEqual(output.status, 1, output.stderr)
             let failures = output.stderrLines.filter { $0.hasPrefix("fail  ") }
             XCTAssertEqual(failures.count, 1, output.stderr)
-            XCTAssertTrue(failures.first?.contains("out/r.bin.part was replaced by another file during the download") ?? false, output.stderr)
+            XCTAssertEqual(
+                failures,
+                ["fail  out/r.bin  out/r.bin.part was replaced by another file during the download, so it was not renamed "
+                    + "to out/r.bin; run the same command again to download it from the start (\(url))"], output.stderr)
             XCTAssertFalse(fm.fileExists(atPath: work.appendingPathComponent("out/r.bin").path), "renamed the planted file")
-            XCTAssertEqual(try Data(contentsOf: part), Data("planted".utf8), "the file put in place was changed")
+            XCTAssertEqual(try Data(contentsOf: part), planted, "the file put in place was changed")
+            XCTAssertFalse(fm.fileExists(atPath: part.path + ".meta"), "a sidecar that describes the replaced file")
+
+            // Found by a helper's review: the next run took the planted file for the finished download
+            // (the sidecar said so). It now downloads the file again.
+            let again = try await RunningCommand(["-d", "out", "-x", connections, url], in: work).wait()
+            XCTAssertEqual(again.status, 0, again.stderr)
+            XCTAssertTrue(holdsGenerated("out/r.bin", size: 4_000_000, seed: 8), "the next run's file")
+            try fm.removeItem(at: work.appendingPathComponent("out/r.bin"))
         }
     }
 
