@@ -83,6 +83,8 @@ final class DownloadRun: @unchecked Sendable {
     private var interruption: Int32?
     private var producer: Task<Void, Never>?
     private var producerDone = false
+    /// The list could not be read to its end (the second pass failed). Touched on `events`.
+    private var listEndedEarly = false
     private var signaledDone = false
     private var totals = RunTotals()
     /// Downloads that started (their first step runs), in start order, for stable bars.
@@ -189,7 +191,10 @@ final class DownloadRun: @unchecked Sendable {
         if !skipped.isEmpty { await reportSkipped(&skipped) }
         let failure = entries.failure
         events.async { [self] in
-            if let failure { Console.standard.writeErr("yxdownload: \(failure)\n") }
+            if let failure {
+                Console.standard.writeErr("yxdownload: \(failure)\n")
+                listEndedEarly = true  // not every entry was downloaded: the run failed
+            }
             producerDone = true
             endIfDone()
         }
@@ -296,7 +301,7 @@ final class DownloadRun: @unchecked Sendable {
         let signal = interruption
         reporter.end(totals: totals, interruptedBy: signal.map(Self.signalName))
         if let signal { return 128 + signal }
-        return totals.failed > 0 ? 1 : 0
+        return totals.failed > 0 || listEndedEarly ? 1 : 0
     }
 
     // MARK: - Signals

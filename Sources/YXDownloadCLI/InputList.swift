@@ -32,6 +32,9 @@ final class InputList {
     private let retainLimit: Int
     /// The first pass's entries, when there were at most `retainLimit` (then no second pass is needed).
     private(set) var checkedEntries: [DownloadListEntry]?
+    /// How many entries the first pass found: a second pass that finds another number, or a line that no
+    /// longer parses, read a list that changed meanwhile.
+    private var checkedCount = 0
 
     /// Opens a list; `-` is standard input. `retainingUpTo` is ``retainedEntriesLimit`` but for tests.
     init(path: String, retainingUpTo retainLimit: Int = InputList.retainedEntriesLimit) throws(OpenError) {
@@ -92,6 +95,7 @@ final class InputList {
         if let entry = parser.finish() { keep(entry) }
         result.errors = parser.errors
         checkedEntries = kept
+        checkedCount = result.entries
         checked = true
         return result
     }
@@ -101,20 +105,25 @@ final class InputList {
     func entries() -> Entries {
         precondition(checked, "check() the list before reading its entries")
         lseek(fd, 0, SEEK_SET)
-        return Entries(reader: LineReader(fd: fd), parser: DownloadListParser(fileName: displayName))
+        return Entries(reader: LineReader(fd: fd), parser: DownloadListParser(fileName: displayName), expected: checkedCount)
     }
 
-    /// Entries of the second pass. A read error here (the file changed under us) ends the list early;
-    /// ``failure`` says why.
+    /// Entries of the second pass. A read error, a line that no longer parses, or more or fewer entries
+    /// than the check found (the file changed after it was checked) ends the list early; ``failure``
+    /// says why. An entry the check did not see is never returned: the first one past the checked
+    /// count ends the list instead.
     struct Entries: IteratorProtocol {
         fileprivate var reader: LineReader
         fileprivate var parser: DownloadListParser
+        private let expected: Int
+        private var produced = 0
         private var finished = false
         private(set) var failure: String?
 
-        fileprivate init(reader: LineReader, parser: DownloadListParser) {
+        fileprivate init(reader: LineReader, parser: DownloadListParser, expected: Int) {
             self.reader = reader
             self.parser = parser
+            self.expected = expected
         }
 
         mutating func next() -> DownloadListEntry? {
@@ -127,12 +136,32 @@ final class InputList {
                     finished = true
                     return nil
                 }
-                guard let line else {
+                let entry: DownloadListEntry?
+                if let line {
+                    entry = parser.consume(line, number: reader.lineNumber)
+                } else {
                     finished = true
-                    return parser.finish()
+                    entry = parser.finish()
                 }
-                if let entry = parser.consume(line, number: reader.lineNumber) { return entry }
+                if let error = parser.errors.first {
+                    return changed("\(error)")
+                }
+                if let entry {
+                    produced += 1
+                    if produced > expected { return changed("more entries than the \(expected) it had") }
+                    return entry
+                }
             }
+            if failure == nil && produced != expected {
+                failure = "the input list changed after it was checked: \(produced) entries, not \(expected)"
+            }
+            return nil
+        }
+
+        /// Ends the pass: the list is not the one that was checked.
+        private mutating func changed(_ how: String) -> DownloadListEntry? {
+            failure = "the input list changed after it was checked (\(how))"
+            finished = true
             return nil
         }
     }

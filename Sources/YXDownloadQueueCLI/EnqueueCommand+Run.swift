@@ -20,6 +20,8 @@ extension EnqueueCommand {
         } catch {
             return error.rawValue
         }
+        // An empty list was reported as "nothing to do" by its check: no store is made for it.
+        guard list.count > 0 else { return ExitStatus.success }
         let options = storedOptions
         var limits: [String: Int] = [:]
         if let perHost {

@@ -158,6 +158,49 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(again.stdout, "queued \(count) downloads in jobs.sqlite: 0 new, \(count) already queued\n", again.stderr)
     }
 
+    /// A list that changes between its check and the read that stores it (here cut short while the store
+    /// is locked by another process) stores nothing and says why (found by a helper's review: a cut-off
+    /// URL was stored, exit 0).
+    func testAListThatChangesAfterItsCheckStoresNothing() async throws {
+        let count = InputList.retainedEntriesLimit + 100
+        let lines = (0..<count).map { server.url("/f\($0).bin").absoluteString }
+        try writeList(lines.joined(separator: "\n") + "\n")
+        let first = try await yxdownload("enqueue", "--queue", queue, server.url("/first.bin").absoluteString)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let locker = try RunningCommand(
+            ["-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                + "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(120)", queue],
+            in: work, executable: "/usr/bin/python3")
+        try await waitUntil("the store to be locked") { locker.stdoutSoFar.contains("locked") }
+        let enqueue = try RunningCommand(["enqueue", "--queue", queue, "-i", "urls.txt"], in: work)
+        // The list was checked once the store is open: then it is cut short, and the lock let go.
+        let store = work.appendingPathComponent(queue).path
+        try await waitUntil("enqueue to open the store") {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(enqueue.pid)/fd")) ?? []
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(enqueue.pid)/fd/\($0)")) == store }
+        }
+        let handle = try FileHandle(forWritingTo: work.appendingPathComponent("urls.txt"))
+        try handle.truncate(atOffset: 1_000)
+        try handle.close()
+        locker.send(SIGKILL)
+        _ = await locker.wait()
+        let output = await enqueue.wait()
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("yxdownload: the input list changed after it was checked"), output.stderr)
+        XCTAssertTrue(output.stderr.hasSuffix("; nothing was stored.\n"), output.stderr)
+        let total = try await status()["total"] as? Int
+        XCTAssertEqual(total, 1, "only the first enqueue's job")
+    }
+
+    /// An empty list (here on standard input) is nothing to do: said once, exit 0, and no store is made.
+    func testAnEmptyListMakesNoStore() async throws {
+        let output = try await yxdownload("enqueue", "--queue", queue, "-i", "-", stdin: "# nothing yet\n")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertEqual(output.stderr, "yxdownload: <stdin> has no URLs; nothing to do.\n")
+        XCTAssertEqual(output.stdout, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent(queue).path))
+    }
+
     func testBadInputExitsTwoAndStoresNothing() async throws {
         serveGenerated("/a.bin", size: 10, seed: 1)
         let url = server.url("/a.bin").absoluteString

@@ -81,6 +81,36 @@ final class InputListTests: XCTestCase {
         XCTAssertEqual(reread(kept), kept.checkedEntries, "and the same as reading the kept list again")
     }
 
+    /// A list read again after it changed (cut short, a line broken, lines added) ends with a failure
+    /// at the first difference the second pass can see, and never gives an entry the check did not see
+    /// (found by a helper's review: `enqueue` stored a cut-off URL and said nothing).
+    func testAListThatChangedAfterItsCheckEndsTheSecondPassWithAFailure() throws {
+        let path = try write(text)
+        let changes: [(String, String, Int)] = [
+            ("http://a.example/1\n  out=one.bin\nhttp://a.example/2\n", "2 entries, not 3", 2),
+            ("http://a.example/1\n  out=one.bin\nhttp://a.example/2\nftp://a.example/3\n", "urls.txt:4: unsupported scheme", 1),
+            (text + "\nhttp://a.example/4\nhttp://a.example/5\n", "more entries than the 3 it had", 3),
+        ]
+        for (changed, why, count) in changes {
+            let list = try InputList(path: path, retainingUpTo: 0)
+            _ = try write(text)
+            XCTAssertEqual(try list.check().entries, 3)
+            // Rewritten in place, as an editor that truncates would.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(changed.utf8))
+            try handle.close()
+            var entries = list.entries()
+            var seen: [String] = []
+            while let entry = entries.next() { seen.append(entry.url.absoluteString) }
+            XCTAssertEqual(seen.count, count, "\(seen)")
+            XCTAssertTrue(seen.allSatisfy { ["http://a.example/1", "http://a.example/2", "http://a.example/3"].contains($0) }, "\(seen)")
+            let failure = try XCTUnwrap(entries.failure, "no failure for \(changed.debugDescription)")
+            XCTAssertTrue(failure.hasPrefix("the input list changed after it was checked"), failure)
+            XCTAssertTrue(failure.contains(why), failure)
+        }
+    }
+
     func testAnEmptyListHasNoEntries() throws {
         let list = try InputList(path: try write("# nothing\n\n"))
         XCTAssertEqual(try list.check().entries, 0)
