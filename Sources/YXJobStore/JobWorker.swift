@@ -116,12 +116,25 @@ public final class JobWorker: Service, Sendable {
     public func run() async throws {
         let names = runner.jobNames
         guard !names.isEmpty else { throw JobWorkerError.noJobNames }
-        let started = state.withLock { state -> Bool in
-            guard case .created = state.phase else { return false }
-            state.phase = .running
-            return true
+        enum Start { case started, shutDownFirst, again }
+        let start = state.withLock { state -> Start in
+            switch state.phase {
+            case .created:
+                state.phase = .running
+                return .started
+            case .shutDownBeforeRun:
+                // Shut down before it ran (a signal as its service group started): nothing to do.
+                state.phase = .stopped
+                return .shutDownFirst
+            case .running, .draining, .stopped:
+                return .again
+            }
         }
-        guard started else { throw JobWorkerError.alreadyStarted }
+        switch start {
+        case .started: break
+        case .shutDownFirst: return
+        case .again: throw JobWorkerError.alreadyStarted
+        }
         logger.info(
             "worker started",
             metadata: ["names": "\(names.joined(separator: ","))", "concurrency": "\(configuration.maximumConcurrentJobs)"]
@@ -157,7 +170,8 @@ public final class JobWorker: Service, Sendable {
     }
 
     /// Stops claiming, lets running jobs finish within the grace period, then cancels them and gives
-    /// them back to the store. Safe to call any number of times, from anywhere.
+    /// them back to the store. Safe to call any number of times, from anywhere; before ``run()``, that
+    /// call returns at once.
     public func shutdown() {
         shutdown(gracePeriod: configuration.shutdownGracePeriod)
     }
@@ -170,7 +184,7 @@ public final class JobWorker: Service, Sendable {
             let deadline = ContinuousClock.now + gracePeriod
             switch state.phase {
             case .created:
-                state.phase = .stopped
+                state.phase = .shutDownBeforeRun
                 return true
             case .running:
                 state.phase = .draining(deadline: deadline)
@@ -179,7 +193,7 @@ public final class JobWorker: Service, Sendable {
                 guard deadline < previous else { return false }
                 state.phase = .draining(deadline: deadline)
                 return true
-            case .stopped:
+            case .stopped, .shutDownBeforeRun:
                 return false
             }
         }
@@ -833,6 +847,8 @@ extension JobWorker {
 
     enum Phase {
         case created
+        /// ``shutdown()`` came before ``run()``: `run()` returns at once (stopped, nothing to do).
+        case shutDownBeforeRun
         case running
         /// Not claiming; running jobs may finish until the deadline.
         case draining(deadline: ContinuousClock.Instant)

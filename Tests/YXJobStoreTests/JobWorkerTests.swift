@@ -135,6 +135,17 @@ final class JobWorkerTests: XCTestCase {
         let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
         try await worker.run()
         await XCTAssertThrowsErrorAsync(try await worker.run()) { XCTAssertEqual($0 as? JobWorkerError, .alreadyStarted) }
+
+        // Shut down before it ran (two quick signals as its service group starts, found by a helper's
+        // review: `run()` then threw "already started"): it returns at once, having claimed nothing.
+        let id = try await store.enqueue(JobRequest(name: "x")).id
+        let early = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        early.shutdown(gracePeriod: .zero)
+        early.shutdown()
+        try await early.run()
+        let record = try await store.job(id)
+        XCTAssertEqual(record?.state, .available, "claimed by a worker that was shut down before it ran")
+        await XCTAssertThrowsErrorAsync(try await early.run()) { XCTAssertEqual($0 as? JobWorkerError, .alreadyStarted) }
     }
 
     func testAFloodOfProgressIsThrottledAndTheLastOneRecorded() async throws {
