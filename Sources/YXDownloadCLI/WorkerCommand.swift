@@ -37,8 +37,9 @@ package struct WorkerCommand: ParsableCommand {
             standard output instead (as 'yxdownload --json' prints).
 
             Exit status: 0 stopped (or, with --exit-when-empty, the queue is empty) and no download of \
-            this worker failed; 1 some failed; 2 bad usage; with --exit-when-empty, 130 or 143 when \
-            SIGINT or SIGTERM stopped it before the queue was empty.
+            this worker failed; 1 some failed (or, with --exit-when-empty, the store kept refusing its \
+            claims); 2 bad usage, or a --dir or store it cannot write; with --exit-when-empty, 130 or \
+            143 when SIGINT or SIGTERM stopped it before the queue was empty.
             """
     )
 

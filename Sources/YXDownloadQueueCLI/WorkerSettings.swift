@@ -3,6 +3,7 @@ import ServiceLifecycle
 import YXDownload
 import YXDownloadCLI
 import YXJobStore
+import YXJobStoreSQLite
 import YXQueue
 import YXTerminal
 
@@ -31,6 +32,15 @@ struct WorkerSettings: Sendable {
         // A mistyped path makes a new, empty queue that nothing will fill: say so, even with -q.
         let isNew = !location.isPostgres && !FileManager.default.fileExists(atPath: location.text)
         guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
+        // SQLite opens a file it cannot write for reading only, and the connection stays so: a worker would
+        // fail every claim however long it tried (found by a helper's review). It does not start.
+        if let sqlite = store as? SQLiteJobStore, (try? await sqlite.isReadOnly()) == true {
+            console.writeErr(
+                "yxdownload: cannot write the queue \(location): it could be opened for reading only (check the "
+                    + "permissions of the file and of its folder); a worker must write it\n")
+            try? await store.close()
+            return ExitStatus.usage
+        }
         if isNew {
             let note = "yxdownload: \(location) held no queue: a new, empty one was made there (is the path right?)"
             if let screen { screen.print([note], toStandardError: true) } else { console.writeErr(note + "\n") }

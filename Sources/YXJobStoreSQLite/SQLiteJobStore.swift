@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import GRDB
+import GRDBSQLite
 import YXJobStore
 import YXQueue
 
@@ -183,6 +184,14 @@ public final class SQLiteJobStore: JobStore {
     package func withWriter<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
         try checkOpen()
         return try await writer.writeWithoutTransaction(body)
+    }
+
+    /// Whether this process can only read the store: SQLite opened the file read-only (its permissions,
+    /// its folder's, or a read-only file system) although a writer was asked for. Claims, outcomes and
+    /// enqueues then fail until the store is opened again, whatever happens to the file meanwhile: a
+    /// worker checks this before it starts.
+    public func isReadOnly() async throws -> Bool {
+        try await withWriter { db in sqlite3_db_readonly(db.sqliteConnection, "main") == 1 }
     }
 
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction on the writer connection; with `durable`, its commit
