@@ -172,7 +172,7 @@ final class DurableCommandTests: CLITestCase {
                 + "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(120)", queue],
             in: work, executable: "/usr/bin/python3")
         try await waitUntil("the store to be locked") { locker.stdoutSoFar.contains("locked") }
-        let enqueue = try RunningCommand(["enqueue", "--queue", queue, "-i", "urls.txt"], in: work)
+        let enqueue = try RunningCommand(["enqueue", "--queue", queue, "-i", "urls.txt", "--per-host", "2"], in: work)
         // The list was checked once the store is open: then it is cut short, and the lock let go.
         let store = work.appendingPathComponent(queue).path
         try await waitUntil("enqueue to open the store") {
@@ -190,6 +190,11 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(output.stderr.hasSuffix("; nothing was stored.\n"), output.stderr)
         let total = try await status()["total"] as? Int
         XCTAssertEqual(total, 1, "only the first enqueue's job")
+        // Nor the per-host limit it set before the jobs (found by a helper's review).
+        let opened = try await SQLiteJobStore.open(path: store)
+        let limits = try await opened.concurrencyLimits()
+        try await opened.close()
+        XCTAssertEqual(limits, [:])
     }
 
     /// An empty list (here on standard input) is nothing to do: said once, exit 0, and no store is made.
