@@ -509,11 +509,13 @@ final class DurableCommandTests: CLITestCase {
 
         // With --exit-when-empty, a signal that stops the worker before the queue is empty is an
         // interruption (130 for SIGINT), not a success.
-        let before = sources.map { fileSize("out/\($0.name).part") }
-        let interrupted = try startWorker("--grace", "0", "--exit-when-empty")
-        try await waitUntil(timeout: 60, "the downloads to go on") {
-            zip(sources, before).allSatisfy { fileSize("out/\($0.name).part") > $1 }
+        /// Waits until every `.part` grew past its size at the call.
+        func waitForTheDownloadsToGoOn(_ what: String) async throws {
+            let sizes = sources.map { fileSize("out/\($0.name).part") }
+            try await waitUntil(timeout: 60, what) { zip(sources, sizes).allSatisfy { fileSize("out/\($0.name).part") > $1 } }
         }
+        let interrupted = try startWorker("--grace", "0", "--exit-when-empty")
+        try await waitForTheDownloadsToGoOn("the downloads to go on")
         interrupted.send(SIGINT)
         let stoppedOnSIGINT = await interrupted.wait(timeout: 60)
         let ended = try XCTUnwrap(stoppedOnSIGINT, "the worker did not stop on SIGINT")
@@ -524,15 +526,9 @@ final class DurableCommandTests: CLITestCase {
         // A second signal ends the grace period at once: after the first, the downloads go on (a grace of
         // ten minutes); after the second, they are given back.
         let patient = try startWorker("--grace", "600")
-        let beforeFirst = sources.map { fileSize("out/\($0.name).part") }
-        try await waitUntil(timeout: 60, "the downloads to go on") {
-            zip(sources, beforeFirst).allSatisfy { fileSize("out/\($0.name).part") > $1 }
-        }
+        try await waitForTheDownloadsToGoOn("the downloads to go on")
         patient.send(SIGTERM)
-        let afterFirst = sources.map { fileSize("out/\($0.name).part") }
-        try await waitUntil(timeout: 60, "the downloads to go on after a first SIGTERM") {
-            zip(sources, afterFirst).allSatisfy { fileSize("out/\($0.name).part") > $1 }
-        }
+        try await waitForTheDownloadsToGoOn("the downloads to go on after a first SIGTERM")
         patient.send(SIGTERM)
         let stoppedOnSecond = await patient.wait(timeout: 60)
         let second = try XCTUnwrap(stoppedOnSecond, "the worker did not stop on a second SIGTERM")
