@@ -90,10 +90,6 @@ enum SQLiteSchema {
         ],
     ]
 
-    /// Brings the database to ``latestVersion``; creates it when empty.
-    ///
-    /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library;
-    ///   ``JobStoreError/invalidLocation(_:)`` for a database that holds other tables and no store.
     /// Throws ``JobStoreError/invalidLocation(_:)`` when the database holds other tables and no store:
     /// it is someone else's, and is not written to.
     static func refuseForeign(_ db: Database) throws {
@@ -107,8 +103,19 @@ enum SQLiteSchema {
         }
     }
 
+    /// Brings the database to ``latestVersion``; creates it when empty.
+    ///
+    /// A store already at that version is only read: opening it (a worker, `status`) does not wait for
+    /// another process's write transaction, which a long enqueue holds for seconds.
+    ///
+    /// - Throws: ``JobStoreError/schemaTooNew(found:supported:)`` for a database of a newer library;
+    ///   ``JobStoreError/invalidLocation(_:)`` for a database that holds other tables and no store.
     static func migrate(_ db: Database) throws {
         try refuseForeign(db)  // again: a file made between the first look and the store's connection
+        let hasMeta = try !db.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").isEmpty
+        if hasMeta, try db.rows("SELECT value FROM store_meta WHERE key = 'schema_version'").first?.int("value") == latestVersion {
+            return
+        }
         try db.run("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
         try db.run("BEGIN IMMEDIATE")
         do {

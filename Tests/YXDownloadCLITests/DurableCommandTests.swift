@@ -167,11 +167,7 @@ final class DurableCommandTests: CLITestCase {
         try writeList(lines.joined(separator: "\n") + "\n")
         let first = try await yxdownload("enqueue", "--queue", queue, server.url("/first.bin").absoluteString)
         XCTAssertEqual(first.status, 0, first.stderr)
-        let locker = try RunningCommand(
-            ["-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-                + "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(120)", queue],
-            in: work, executable: "/usr/bin/python3")
-        try await waitUntil("the store to be locked") { locker.stdoutSoFar.contains("locked") }
+        let locker = try await lockStore()
         let enqueue = try RunningCommand(["enqueue", "--queue", queue, "-i", "urls.txt", "--per-host", "2"], in: work)
         // The list was checked once the store is open: then it is cut short, and the lock let go.
         let store = work.appendingPathComponent(queue).path
@@ -195,6 +191,19 @@ final class DurableCommandTests: CLITestCase {
         let limits = try await opened.concurrencyLimits()
         try await opened.close()
         XCTAssertEqual(limits, [:])
+    }
+
+    /// `status` reads a store while another process holds its write lock (a long enqueue holds it for
+    /// seconds): opening a store at the latest schema writes nothing, so it does not wait for the lock and
+    /// fail after the busy timeout.
+    func testStatusReadsAStoreThatAnotherProcessIsWriting() async throws {
+        let first = try await yxdownload("enqueue", "--queue", queue, server.url("/first.bin").absoluteString)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let locker = try await lockStore()
+        let status = try await status()
+        XCTAssertEqual(status["total"] as? Int, 1)
+        locker.send(SIGKILL)
+        _ = await locker.wait()
     }
 
     /// An empty list (here on standard input) is nothing to do: said once, exit 0, and no store is made.
@@ -611,6 +620,17 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(count(after, "failed"), 1, "\(after)")
         XCTAssertEqual(count(after, "succeeded"), 3, "\(after)")
         assertAllWhole(sources, in: "out")
+    }
+
+    /// Another process (Python's sqlite3) holding the store's write lock (`BEGIN IMMEDIATE`) until it is
+    /// killed, as a long enqueue would.
+    private func lockStore() async throws -> RunningCommand {
+        let locker = try RunningCommand(
+            ["-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+                + "c.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(120)", queue],
+            in: work, executable: "/usr/bin/python3")
+        try await waitUntil("the store to be locked") { locker.stdoutSoFar.contains("locked") }
+        return locker
     }
 
     /// Runs SQL on the store from another process (Python's sqlite3), as another program sharing it would.
