@@ -43,8 +43,9 @@ struct DownloadCommand: ParsableCommand {
             summary on standard error. -v logs each request, retry, resume and rename on standard error; \
             -vv adds curl's connection details.
 
-            Exit status: 0 all downloaded or skipped, 1 some download failed, 2 bad usage or input \
-            (nothing was downloaded), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+            Exit status: 0 all downloaded or skipped, 1 some download failed (or the list changed), 2 \
+            bad usage or input (nothing was downloaded), 130 interrupted (Ctrl-C), 143 terminated \
+            (SIGTERM).
             """
     )
 

@@ -40,8 +40,8 @@ package struct EnqueueCommand: ParsableCommand {
               yxdownload worker --queue jobs.sqlite -d downloads -j 8
               yxdownload status --queue jobs.sqlite
 
-            Exit status: 0 stored (or joined), 1 the store failed, 2 bad usage or input (nothing was \
-            stored).
+            Exit status: 0 stored (or joined), 1 the store failed or the list changed after its check \
+            (nothing was stored), 2 bad usage or input (nothing was stored).
             """
     )
 
