@@ -37,30 +37,22 @@ extension EnqueueCommand {
             }
         }
         let reader = RequestReader(entries: list.entries(), options: options)
-        let batches = JobRequestBatches { try reader.nextBatch() }
+        // The per-host limits go in with the jobs, in their transaction: before any of them is claimable,
+        // and not at all when nothing is stored.
+        let batches = JobRequestBatches(concurrencyLimits: limits) { try reader.nextBatch() }
         let location = QueueLocation(text: queue)
         let quiet = quiet
-        return BlockingRun.run { [limits] in
-            await Self.store(batches, limits: limits, in: location, console: console, quiet: quiet)
+        return BlockingRun.run {
+            await Self.store(batches, in: location, console: console, quiet: quiet)
         }
     }
 
-    /// Sets the per-host limits, then stores the jobs in one transaction and says how many were new.
-    private static func store(
-        _ batches: JobRequestBatches, limits: [String: Int], in location: QueueLocation, console: Console, quiet: Bool
-    ) async -> Int32 {
+    /// Stores the jobs (and their per-host limits) in one transaction and says how many were new.
+    private static func store(_ batches: JobRequestBatches, in location: QueueLocation, console: Console, quiet: Bool) async -> Int32 {
         let logger = Logger(label: "yxdownload.enqueue", factory: { _ in SwiftLogNoOpLogHandler() })
         guard let store = await location.open(logger: logger, console: console) else { return ExitStatus.failure }
         var status = ExitStatus.success
-        // The limits this enqueue replaced (nil: there was none): put back when nothing is stored.
-        var replaced: [String: Int?] = [:]
         do {
-            // Before the jobs: a worker must never claim one of them while its host has no limit yet.
-            let before = limits.isEmpty ? [:] : try await store.concurrencyLimits()
-            for (key, limit) in limits.sorted(by: { $0.key < $1.key }) {
-                try await store.setConcurrencyLimit(limit, forKey: key)
-                replaced[key] = .some(before[key])
-            }
             let counts = try await store.enqueue(batches: batches)
             if !quiet {
                 let total = counts.total
@@ -69,24 +61,14 @@ extension EnqueueCommand {
                         + "\(counts.enqueued) new, \(total - counts.enqueued) already queued\n")
             }
         } catch let failure as RequestReader.Failure {
-            await restore(replaced, in: store)
             console.writeErr("yxdownload: \(failure); nothing was stored.\n")
             status = ExitStatus.failure
         } catch {
-            await restore(replaced, in: store)
             console.writeErr("yxdownload: cannot store the downloads in \(location): \(StoreErrorText.short(error)); nothing was stored.\n")
             status = ExitStatus.failure
         }
         try? await store.close()
         return status
-    }
-
-    /// Puts back the per-host limits an enqueue that stored nothing had set (found by a helper's review:
-    /// they stayed, though the command said nothing was stored). At best: the store may be what failed.
-    private static func restore(_ replaced: [String: Int?], in store: any JobStore) async {
-        for (key, limit) in replaced.sorted(by: { $0.key < $1.key }) {
-            try? await store.setConcurrencyLimit(limit, forKey: key)
-        }
     }
 
     /// Builds the jobs of the list's entries a batch at a time, as the store asks for them (inside its

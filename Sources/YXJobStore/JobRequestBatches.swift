@@ -23,18 +23,36 @@ public final class JobRequestBatches: @unchecked Sendable {
     private let lock = NSLock()
     private var produce: (() throws -> [JobRequest]?)?
 
-    /// - Parameter next: The next batch of requests, or `nil` after the last one. It may return an
-    ///   empty batch; it is called again.
-    public init(_ next: @escaping () throws -> [JobRequest]?) {
+    /// Concurrency limits (by key, as ``JobStore/setConcurrencyLimit(_:forKey:)`` sets them) that the
+    /// store sets in the same transaction, before the first job: no job is claimable before its limit,
+    /// and an enqueue that stores nothing sets none. (The default `enqueue(batches:)` of a store of
+    /// someone else's sets them first, on their own.)
+    public let concurrencyLimits: [String: Int]
+
+    /// - Parameters:
+    ///   - concurrencyLimits: Limits set with the jobs, in their transaction.
+    ///   - next: The next batch of requests, or `nil` after the last one. It may return an empty batch;
+    ///     it is called again.
+    public init(concurrencyLimits: [String: Int] = [:], _ next: @escaping () throws -> [JobRequest]?) {
+        self.concurrencyLimits = concurrencyLimits
         produce = next
     }
 
     /// A single batch of `requests`.
-    public convenience init(_ requests: [JobRequest]) {
+    public convenience init(_ requests: [JobRequest], concurrencyLimits: [String: Int] = [:]) {
         var rest: [JobRequest]? = requests
-        self.init {
+        self.init(concurrencyLimits: concurrencyLimits) {
             defer { rest = nil }
             return rest
+        }
+    }
+
+    /// Throws ``JobStoreError/invalidArgument(_:)`` for an empty key or a negative limit in
+    /// ``concurrencyLimits``. Called by stores before they store anything.
+    public func validateLimits() throws {
+        for (key, limit) in concurrencyLimits {
+            if key.isEmpty { throw JobStoreError.invalidArgument("a concurrency key is empty") }
+            if limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
         }
     }
 

@@ -37,7 +37,8 @@ public protocol JobStore: Sendable {
     func enqueue(_ requests: [JobRequest]) async throws -> [EnqueueResult]
 
     /// Stores the jobs that `batches` gives, all in one transaction, as ``enqueue(_:)`` does, reading
-    /// one batch at a time: the memory it needs follows the batch, not the whole list. Returns how many
+    /// one batch at a time: the memory it needs follows the batch, not the whole list. The batches'
+    /// ``JobRequestBatches/concurrencyLimits`` are set first, in the same transaction. Returns how many
     /// requests were stored, joined and refused.
     ///
     /// When `batches` throws, or a request cannot be stored, nothing is stored and the error is thrown.
@@ -158,8 +159,13 @@ extension JobStore {
         }
     }
 
-    /// Gathers every batch, then stores them with one ``enqueue(_:)`` (see the requirement).
+    /// Gathers every batch, then stores them with one ``enqueue(_:)`` (see the requirement), after
+    /// setting the batches' concurrency limits one by one.
     public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        try batches.validateLimits()
+        for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) {
+            try await setConcurrencyLimit(limit, forKey: key)
+        }
         var requests: [JobRequest] = []
         while let batch = try batches.next() { requests += batch }
         var counts = EnqueueCounts()

@@ -44,10 +44,15 @@ extension JobStoreConformance {
             try expectEqual(try await store.enqueue(batches: counted), EnqueueCounts(enqueued: 120), "streamed batches")
             try expectEqual(live.value, 0, "batch payloads still alive after the enqueue")
 
-            // The third batch throws: the two before it are not stored either.
+            // Limits go in with the jobs.
+            let limited = JobRequestBatches([request("conformance.limited", "l1")], concurrencyLimits: ["conformance.key": 3])
+            try expectEqual(try await store.enqueue(batches: limited), EnqueueCounts(enqueued: 1), "a batch with a limit")
+            try expectEqual(try await store.concurrencyLimits()["conformance.key"], 3, "the limit set with the jobs")
+
+            // The third batch throws: the two before it are not stored either, nor the limit given with them.
             struct ListEnded: Error {}
             var calls = 0
-            let failing = JobRequestBatches {
+            let failing = JobRequestBatches(concurrencyLimits: ["conformance.unset": 2, "conformance.key": 7]) {
                 calls += 1
                 if calls == 3 { throw ListEnded() }
                 return (0..<50).map { request("conformance.unstored", "u\(calls)-\($0)") }
@@ -59,6 +64,9 @@ extension JobStoreConformance {
             }
             let unstored = try await store.jobs(JobQuery(names: ["conformance.unstored"]))
             try expectEqual(unstored.count, 0, "jobs stored by an enqueue whose third batch threw")
+            let limits = try await store.concurrencyLimits()
+            try expect(limits["conformance.unset"] == nil, "a limit set by an enqueue that stored nothing")
+            try expectEqual(limits["conformance.key"], 3, "a limit changed by an enqueue that stored nothing")
 
             // An invalid request in a later batch stores nothing either.
             var invalid: [[JobRequest]] = [

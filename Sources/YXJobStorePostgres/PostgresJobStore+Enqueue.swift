@@ -15,15 +15,23 @@ extension PostgresJobStore {
     }
 
     public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        try batches.validateLimits()
         // The batches are read inside the transaction: one batch in memory at a time.
         let counts = try await transaction(durable: true) { connection in
             var counts = EnqueueCounts()
+            for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) {
+                try await self.setLimit(limit, forKey: key, on: connection)
+            }
             while let batch = try batches.next() {
                 guard !batch.isEmpty else { continue }
                 try JobRequest.validate(batch)
                 counts.add(try await self.insert(batch, on: connection))
             }
             return counts
+        }
+        if !batches.concurrencyLimits.isEmpty {
+            forgetLimitsCache()
+            await notifyChange()
         }
         if counts.enqueued > 0 { changes.signal() }
         return counts

@@ -149,23 +149,30 @@ extension PostgresJobStore {
         return .seconds(max(0, seconds))
     }
 
+    /// Sets one limit on `connection`, inside the caller's transaction.
+    func setLimit(_ limit: Int, forKey key: String, on connection: PostgresConnection) async throws {
+        var binds = PostgresBindings()
+        binds.append(key)
+        binds.append(limit)
+        _ = try await rows(
+            on: connection,
+            """
+            INSERT INTO \(schema).job_limits (key, max_running) VALUES ($1, $2)
+            ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
+            """,
+            binds
+        )
+    }
+
     public func setConcurrencyLimit(_ limit: Int?, forKey key: String) async throws {
         guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
         if let limit, limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
         try await transaction(durable: true) { connection in
-            var binds = PostgresBindings()
-            binds.append(key)
             if let limit {
-                binds.append(limit)
-                _ = try await self.rows(
-                    on: connection,
-                    """
-                    INSERT INTO \(self.schema).job_limits (key, max_running) VALUES ($1, $2)
-                    ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
-                    """,
-                    binds
-                )
+                try await self.setLimit(limit, forKey: key, on: connection)
             } else {
+                var binds = PostgresBindings()
+                binds.append(key)
                 _ = try await self.rows(on: connection, "DELETE FROM \(self.schema).job_limits WHERE key = $1", binds)
             }
         }

@@ -20,10 +20,14 @@ extension SQLiteJobStore {
     }
 
     public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
+        try batches.validateLimits()
         // The batches are read inside the transaction, on the writer: one batch in memory at a time.
         let counts = try await transaction(durable: configuration.durableEnqueue) { db in
             let now = SQLiteTime.now
             var counts = EnqueueCounts()
+            for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) {
+                try Self.setLimit(limit, forKey: key, db)
+            }
             while let batch = try batches.next() {
                 try JobRequest.validate(batch)
                 for request in batch {
@@ -32,7 +36,8 @@ extension SQLiteJobStore {
             }
             return counts
         }
-        if counts.enqueued > 0 { changes.signal() }
+        if !batches.concurrencyLimits.isEmpty { forgetLimitsCache() }
+        if counts.enqueued > 0 || !batches.concurrencyLimits.isEmpty { changes.signal() }
         return counts
     }
 

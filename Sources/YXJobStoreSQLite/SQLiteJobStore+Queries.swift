@@ -153,15 +153,7 @@ extension SQLiteJobStore {
         guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
         if let limit {
             guard limit >= 0 else { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
-            try await withWriter { db in
-                try db.run(
-                    """
-                    INSERT INTO job_limits (key, max_running) VALUES (?, ?)
-                    ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
-                    """,
-                    [SQLiteData(key), SQLiteData(limit)]
-                )
-            }
+            try await withWriter { db in try Self.setLimit(limit, forKey: key, db) }
         } else {
             try await withWriter { db in
                 try db.run("DELETE FROM job_limits WHERE key = ?", [SQLiteData(key)])
@@ -169,6 +161,17 @@ extension SQLiteJobStore {
         }
         forgetLimitsCache()
         changes.signal()
+    }
+
+    /// Sets one limit on `db`, inside the caller's transaction if there is one.
+    static func setLimit(_ limit: Int, forKey key: String, _ db: Database) throws {
+        try db.run(
+            """
+            INSERT INTO job_limits (key, max_running) VALUES (?, ?)
+            ON CONFLICT (key) DO UPDATE SET max_running = excluded.max_running
+            """,
+            [SQLiteData(key), SQLiteData(limit)]
+        )
     }
 
     public func concurrencyLimits() async throws -> [String: Int] {
