@@ -32,6 +32,8 @@ final class InputList {
     private let source: Int32
     /// Whether the first pass copies what it reads into `fd`.
     private let spooled: Bool
+    /// Why a pipe named as the list could not be copied (no temporary file), if it could not.
+    private var unkeptPipe: String?
     private var checked = false
     private let retainLimit: Int
     /// The first pass's entries, when there were at most `retainLimit` (then no second pass is needed).
@@ -64,16 +66,17 @@ final class InputList {
             } else {
                 // A pipe (`-i <(command)`, a FIFO, /dev/stdin) gives its lines once: kept for the second pass,
                 // as standard input is.
-                let spool: Int32
                 do {
-                    spool = try Self.spoolFile()
+                    fd = try Self.spoolFile()
+                    spooled = true
                 } catch {
-                    close(opened)
-                    throw error
+                    // A short list needs no second read (its entries are kept): it goes on without a copy,
+                    // and only a long one fails, after its check.
+                    fd = opened
+                    spooled = false
+                    unkeptPipe = error.description
                 }
-                fd = spool
                 source = opened
-                spooled = true
             }
             return
         }
@@ -126,6 +129,11 @@ final class InputList {
             throw describe(error)
         }
         if let entry = parser.finish() { keep(entry) }
+        if let unkeptPipe, kept == nil {
+            throw OpenError(
+                description: "cannot read \(displayName) twice: it is a pipe, and it could not be kept (\(unkeptPipe)); "
+                    + "give the list as a file")
+        }
         result.errors = parser.errors
         checkedEntries = kept
         checkedFingerprints = fingerprints
@@ -213,7 +221,7 @@ final class InputList {
     fileprivate static func describe(_ error: LineReader.Failure, in displayName: String) -> OpenError {
         switch error {
         case .read(let code): OpenError(description: "cannot read \(displayName): \(Self.reason(code))")
-        case .copy(let code): OpenError(description: "cannot keep standard input in a temporary file: \(Self.reason(code))")
+        case .copy(let code): OpenError(description: "cannot keep \(displayName) in a temporary file: \(Self.reason(code))")
         case .lineTooLong(let line):
             OpenError(description: "\(displayName):\(line): line longer than \(LineReader.maximumLineLength) bytes")
         }

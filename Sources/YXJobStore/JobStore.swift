@@ -43,7 +43,8 @@ public protocol JobStore: Sendable {
     ///
     /// When `batches` throws, or a request cannot be stored, nothing is stored and the error is thrown.
     /// `SQLiteJobStore` and `PostgresJobStore` keep one batch in memory; the default gathers every
-    /// batch, then calls ``enqueue(_:)``.
+    /// batch, then calls ``enqueue(_:)``, and sets the limits before, on their own (they stay when the
+    /// batches throw).
     func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts
 
     /// Claims up to `request.limit` ready jobs of the given names, in priority order, under the

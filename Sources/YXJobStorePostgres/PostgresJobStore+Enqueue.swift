@@ -19,7 +19,20 @@ extension PostgresJobStore {
         // The batches are read inside the transaction: one batch in memory at a time.
         let counts = try await transaction(durable: true) { connection in
             var counts = EnqueueCounts()
-            for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) {
+            // Only the limits that change are written: a written row stays locked until the commit, and
+            // claims skip a locked limit (`SKIP LOCKED`), so an enqueue that merely repeats a host's limit
+            // must not hold that host's queued jobs back while it reads its list.
+            var existing: [String: Int] = [:]
+            if !batches.concurrencyLimits.isEmpty {
+                var binds = PostgresBindings()
+                binds.append(Array(batches.concurrencyLimits.keys))
+                let found = try await self.rows(
+                    on: connection, "SELECT key, max_running FROM \(self.schema).job_limits WHERE key = ANY($1)", binds)
+                for row in found {
+                    existing[try row["key"].decode(String.self)] = try row["max_running"].decode(Int.self)
+                }
+            }
+            for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) where existing[key] != limit {
                 try await self.setLimit(limit, forKey: key, on: connection)
             }
             while let batch = try batches.next() {

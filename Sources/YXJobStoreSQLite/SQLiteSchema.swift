@@ -113,8 +113,9 @@ enum SQLiteSchema {
     static func migrate(_ db: Database) throws {
         try refuseForeign(db)  // again: a file made between the first look and the store's connection
         let hasMeta = try !db.rows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").isEmpty
-        if hasMeta, try db.rows("SELECT value FROM store_meta WHERE key = 'schema_version'").first?.int("value") == latestVersion {
-            return
+        if hasMeta, let found = try db.rows("SELECT value FROM store_meta WHERE key = 'schema_version'").first?.int("value") {
+            if found == latestVersion { return }
+            if found > latestVersion { throw JobStoreError.schemaTooNew(found: found, supported: latestVersion) }
         }
         try db.run("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID")
         try db.run("BEGIN IMMEDIATE")

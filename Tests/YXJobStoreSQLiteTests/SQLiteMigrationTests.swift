@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import XCTest
 import YXJobStore
 import YXJobStoreConformance
@@ -93,5 +94,47 @@ final class SQLiteMigrationTests: XCTestCase {
         let state = try await again.job(JobID(1))?.state
         XCTAssertEqual(state, .succeeded)
         try await again.close()
+    }
+}
+
+/// A store at the latest schema, or at a newer one, is only read when opened: another process's write
+/// transaction (a long enqueue) does not make the open wait for its lock.
+final class SQLiteOpenWhileWrittenTests: XCTestCase {
+    func testOpeningReadsOnlyWhileAnotherConnectionWrites() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-open-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("jobs.sqlite").path
+        try await SQLiteJobStore.open(path: path).close()
+
+        // Another connection, held open in a transaction across calls (as another process would).
+        var other: OpaquePointer?
+        XCTAssertEqual(sqlite3_open_v2(path, &other, SQLITE_OPEN_READWRITE, nil), SQLITE_OK)
+        defer { sqlite3_close(other) }
+        func holdingTheWriteLock(_ body: () async throws -> Void) async throws {
+            XCTAssertEqual(sqlite3_exec(other, "BEGIN IMMEDIATE", nil, nil, nil), SQLITE_OK)
+            defer { sqlite3_exec(other, "ROLLBACK", nil, nil, nil) }
+            try await body()
+        }
+        var configuration = SQLiteJobStore.Configuration()
+        configuration.busyTimeout = .seconds(30)  // an open that waited for the lock would take 30 s
+        let started = ContinuousClock.now
+        try await holdingTheWriteLock {
+            let store = try await SQLiteJobStore.open(path: path, configuration: configuration)
+            _ = try await store.status()
+            try await store.close()
+        }
+        // A store of a newer library says so at once, lock or not (found by a review: it waited out the
+        // busy timeout, then said "database is locked").
+        XCTAssertEqual(
+            sqlite3_exec(other, "UPDATE store_meta SET value = value + 1 WHERE key = 'schema_version'", nil, nil, nil), SQLITE_OK)
+        try await holdingTheWriteLock {
+            do {
+                _ = try await SQLiteJobStore.open(path: path, configuration: configuration)
+                XCTFail("a store of a newer schema opened")
+            } catch JobStoreError.schemaTooNew {
+            }
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(25), "an open waited for the write lock")
     }
 }
