@@ -50,10 +50,14 @@ public final class JobRequestBatches: @unchecked Sendable {
     /// Throws ``JobStoreError/invalidArgument(_:)`` for an empty key or a negative limit in
     /// ``concurrencyLimits``. Called by stores before they store anything.
     public func validateLimits() throws {
-        for (key, limit) in concurrencyLimits {
-            if key.isEmpty { throw JobStoreError.invalidArgument("a concurrency key is empty") }
-            if limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
-        }
+        for (key, limit) in concurrencyLimits { try Self.validate(limit, forKey: key) }
+    }
+
+    /// What both stores require of a limit (`nil`: none) before they set it: a key that is not empty and
+    /// a limit that is not negative; otherwise ``JobStoreError/invalidArgument(_:)``.
+    package static func validate(_ limit: Int?, forKey key: String) throws {
+        if key.isEmpty { throw JobStoreError.invalidArgument("a concurrency key is empty") }
+        if let limit, limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
     }
 
     /// The next batch, or `nil` once the closure said there is no more (or threw). Called by stores.

@@ -26,11 +26,9 @@ extension PostgresJobStore {
             if !batches.concurrencyLimits.isEmpty {
                 var binds = PostgresBindings()
                 binds.append(Array(batches.concurrencyLimits.keys))
-                let found = try await self.rows(
-                    on: connection, "SELECT key, max_running FROM \(self.schema).job_limits WHERE key = ANY($1)", binds)
-                for row in found {
-                    existing[try row["key"].decode(String.self)] = try row["max_running"].decode(Int.self)
-                }
+                existing = try Self.limits(
+                    in: try await self.rows(
+                        on: connection, "SELECT key, max_running FROM \(self.schema).job_limits WHERE key = ANY($1)", binds))
             }
             for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) where existing[key] != limit {
                 try await self.setLimit(limit, forKey: key, on: connection)

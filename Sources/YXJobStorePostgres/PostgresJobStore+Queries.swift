@@ -165,8 +165,7 @@ extension PostgresJobStore {
     }
 
     public func setConcurrencyLimit(_ limit: Int?, forKey key: String) async throws {
-        guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
-        if let limit, limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
+        try JobRequestBatches.validate(limit, forKey: key)
         try await transaction(durable: true) { connection in
             if let limit {
                 try await self.setLimit(limit, forKey: key, on: connection)
@@ -181,9 +180,13 @@ extension PostgresJobStore {
     }
 
     public func concurrencyLimits() async throws -> [String: Int] {
-        let found = try await rows("SELECT key, max_running FROM \(schema).job_limits")
+        try Self.limits(in: try await rows("SELECT key, max_running FROM \(schema).job_limits"))
+    }
+
+    /// Limits by key, from rows of `key` and `max_running`.
+    static func limits(in rows: [PostgresRandomAccessRow]) throws -> [String: Int] {
         var limits: [String: Int] = [:]
-        for row in found {
+        for row in rows {
             limits[try row["key"].decode(String.self)] = try row["max_running"].decode(Int.self)
         }
         return limits

@@ -150,9 +150,8 @@ extension SQLiteJobStore {
     }
 
     public func setConcurrencyLimit(_ limit: Int?, forKey key: String) async throws {
-        guard !key.isEmpty else { throw JobStoreError.invalidArgument("a concurrency key is empty") }
+        try JobRequestBatches.validate(limit, forKey: key)
         if let limit {
-            guard limit >= 0 else { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
             try await withWriter { db in try Self.setLimit(limit, forKey: key, db) }
         } else {
             try await withWriter { db in

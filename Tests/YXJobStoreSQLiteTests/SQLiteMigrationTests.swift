@@ -13,9 +13,7 @@ final class SQLiteMigrationTests: XCTestCase {
     /// Found by a helper's review: `yxdownload status --queue app.db` wrote the store's tables into a
     /// user's own database. A database with other tables and no store is refused, and left as it was.
     func testADatabaseOfSomethingElseIsRefusedAndLeftAlone() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-foreign-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try temporaryFolder("yxjobstore-foreign")
         let path = folder.appendingPathComponent("app.db").path
         let queue = try DatabaseQueue(path: path)
         try await queue.writeWithoutTransaction { db in try db.run("CREATE TABLE users (id INTEGER, name TEXT)") }
@@ -56,9 +54,7 @@ final class SQLiteMigrationTests: XCTestCase {
     }
 
     func testAVersionOneFileIsMigrated() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-migrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try temporaryFolder("yxjobstore-migrate")
         let path = folder.appendingPathComponent("jobs.sqlite").path
 
         // The file as version 1 left it, with one job waiting.
@@ -101,9 +97,7 @@ final class SQLiteMigrationTests: XCTestCase {
 /// transaction (a long enqueue) does not make the open wait for its lock.
 final class SQLiteOpenWhileWrittenTests: XCTestCase {
     func testOpeningReadsOnlyWhileAnotherConnectionWrites() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("yxjobstore-open-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try temporaryFolder("yxjobstore-open")
         let path = folder.appendingPathComponent("jobs.sqlite").path
         try await SQLiteJobStore.open(path: path).close()
 
@@ -136,5 +130,15 @@ final class SQLiteOpenWhileWrittenTests: XCTestCase {
             }
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(25), "an open waited for the write lock")
+    }
+}
+
+extension XCTestCase {
+    /// A new folder for one test, removed when the test ends.
+    fileprivate func temporaryFolder(_ prefix: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
+        return folder
     }
 }
