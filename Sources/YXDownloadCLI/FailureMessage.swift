@@ -18,9 +18,37 @@ import Darwin
 /// fail  b.iso  HTTP 404 Not Found: the server has no file at this URL; check the URL (http://host/b.iso)
 /// ```
 package enum FailureMessage {
+    /// Where the failed download ran, which decides what to do about it.
+    package enum Context: Sendable {
+        /// A plain run: running the same command again resumes it.
+        case run
+        /// A worker's job on a store that failed for good: enqueueing the entry again makes a new job (a
+        /// worker's own disk faults stop the worker, which says what to do itself).
+        case queue
+        /// A worker's job that goes back to its store for a later attempt: nothing to do.
+        case requeued
+
+        /// How the user tries the download again; `nil` when the store does.
+        var again: String? {
+            switch self {
+            case .run: "run the same command again"
+            case .queue: "enqueue it again"
+            case .requeued: nil
+            }
+        }
+
+        /// `: AGAIN to WHAT` (`: run the same command again to resume`), or nothing when the store tries
+        /// again itself.
+        func advice(_ what: String) -> String {
+            again.map { ": \($0) to \(what)" } ?? ""
+        }
+    }
+
     /// The message for `error`; `file` is the download's file as the user sees it (`--dir` then the
-    /// name); `retries` is `--retries` (a transient failure is reported after all of them).
-    package static func text(for error: any Error, file: String, retries: Int) -> String {
+    /// name); `retries` is `--retries` (a transient failure is reported after all of them); `context`
+    /// chooses the advice (`run the same command again`, `enqueue it again` for a worker, none for a job
+    /// that its store tries again).
+    package static func text(for error: any Error, file: String, retries: Int, context: Context = .run) -> String {
         guard let error = error as? DownloadError else {
             if error is CancellationError { return "canceled" }
             return oneLine(String(describing: error))
@@ -45,26 +73,26 @@ package enum FailureMessage {
                 return "no connection to \(host) port \(port) in time\(attempts): check the host and the network, "
                     + "or give --connect-timeout more seconds"
             }
-            return "\(oneLine(error.message))\(attempts): the server stopped sending; run the same command again to "
-                + "resume, or give --timeout more seconds"
+            let advice = context.again.map { "; \($0) to resume, or give --timeout more seconds" } ?? ""
+            return "\(oneLine(error.message))\(attempts): the server stopped sending\(advice)"
         case .connectionLost, .partialBody:
-            return "the connection broke (\(oneLine(error.message)))\(attempts): run the same command again to resume"
+            return "the connection broke (\(oneLine(error.message)))\(attempts)\(context.advice("resume"))"
         case .tls:
             return "TLS failed (\(oneLine(error.message))): check the host name; for a server you trust, -k skips the check"
         case .httpStatus:
-            return httpMessage(error, attempts: attempts)
+            return httpMessage(error, attempts: attempts, context: context)
         case .checksumMismatch:
             return "\(oneLine(error.message)); the .part was deleted: check the checksum= line, or the file on the server"
         case .lengthMismatch:
-            return "\(oneLine(error.message)): run the same command again to download it anew"
+            return "\(oneLine(error.message))\(context.advice("download it anew"))"
         case .fileSystem:
-            return fileSystemMessage(error, file: file)
+            return fileSystemMessage(error, file: file, context: context)
         case .tooManyRedirects:
             return "too many redirects (\(oneLine(error.message))): the server sends the request in a loop; check the URL"
         case .unsupportedScheme:
             return "\(oneLine(error.message)): only http and https are followed, for the URL and its redirects"
         case .validatorChanged:
-            return "\(oneLine(error.message))\(attempts): run the same command again to download it from the start"
+            return "\(oneLine(error.message))\(attempts)\(context.advice("download it from the start"))"
         case .unexpectedResponse:
             return "\(oneLine(error.message)): the server's answer cannot be used; check the URL, or try later"
         case .invalidURL, .transfer:
@@ -72,7 +100,7 @@ package enum FailureMessage {
         }
     }
 
-    private static func httpMessage(_ error: DownloadError, attempts: String) -> String {
+    private static func httpMessage(_ error: DownloadError, attempts: String, context: Context) -> String {
         guard let status = error.httpStatus else { return oneLine(error.message) }
         let head = "HTTP \(status)" + (reasons[status].map { " \($0)" } ?? "")
         if error.message != "HTTP \(status)" && !error.message.isEmpty {
@@ -83,20 +111,34 @@ package enum FailureMessage {
         case 410: return "\(head): the server removed this file; check the URL"
         case 401: return "\(head): the server wants credentials (user:password@ in the URL, or -H \"Authorization: ...\")"
         case 403: return "\(head): the server refuses this file to us; check the URL and any credentials"
-        case 429: return "\(head)\(attempts): the server limits requests; try again later, or with a lower -j"
-        case 408: return "\(head)\(attempts): the server stopped waiting for the request; check the network, then try again"
+        case 429:
+            let advice = switch context {
+            case .run: "; try again later, or with a lower -j"
+            case .queue: "; enqueue it again later, or give the host a lower enqueue --per-host"
+            case .requeued: ""
+            }
+            return "\(head)\(attempts): the server limits requests\(advice)"
+        case 408:
+            let advice = context == .requeued ? "" : "; check the network, then try again"
+            return "\(head)\(attempts): the server stopped waiting for the request\(advice)"
         case 501: return "\(head): the server cannot serve this request; check the URL"
-        case 500...599: return "\(head)\(attempts): the server failed; try again later (the same command resumes what arrived)"
+        case 500...599:
+            let later = switch context {
+            case .run: "; try again later (the same command resumes what arrived)"
+            case .queue: "; enqueue it again later"
+            case .requeued: ""
+            }
+            return "\(head)\(attempts): the server failed\(later)"
         default: return "\(head): the server refused the request; check the URL"
         }
     }
 
-    private static func fileSystemMessage(_ error: DownloadError, file: String) -> String {
+    private static func fileSystemMessage(_ error: DownloadError, file: String, context: Context) -> String {
         // The library's message is "cannot VERB /absolute/path: reason": name the file as the user gave it.
         let part = file + ".part"
         if error.message.hasSuffix(DownloadError.replacedPartReason) {
-            return "\(part) was replaced by another file during the download, so it was not renamed to \(file); "
-                + "run the same command again to download it from the start"
+            return "\(part) was replaced by another file during the download, so it was not renamed to \(file)"
+                + (context.again.map { "; \($0) to download it from the start" } ?? "")
         }
         let doing: String
         let target: String
@@ -130,7 +172,9 @@ package enum FailureMessage {
         let reason = error.osErrno.map { String(cString: strerror($0)) } ?? oneLine(error.message)
         switch error.osErrno {
         case ENOSPC?, EDQUOT?:
-            return "\(reason) (\(doing) \(target)): free some space, then run the same command again to resume"
+            // A worker stops on its own disk's faults and says what to do then.
+            let then = context == .run ? ", then run the same command again to resume" : ""
+            return "\(reason) (\(doing) \(target)): free some space\(then)"
         case EACCES?, EPERM?:
             return "\(reason) (\(doing) \(target)): make the folder writable, or choose another --dir"
         case EROFS?:
@@ -138,7 +182,8 @@ package enum FailureMessage {
         case ELOOP?:
             return "\(target) is a symbolic link, which yxdownload never follows: remove it, or choose another --dir"
         case EEXIST? where doing == "creating":
-            return "\(reason) (\(doing) \(target)): another program made that name meanwhile; run the same command again"
+            return "\(reason) (\(doing) \(target)): another program made that name meanwhile"
+                + (context.again.map { "; \($0)" } ?? "")
         case ENOTDIR?, EEXIST?:
             return "\(reason) (\(doing) \(target)): a file is in the way of a folder; move it or change dir="
         default:

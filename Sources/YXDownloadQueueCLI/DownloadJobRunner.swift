@@ -124,15 +124,19 @@ final class DownloadJobRunner: JobRunner {
                     outcome: result.outcome.rawValue, bytes: result.bytes, bytesReceived: result.bytesReceived,
                     resumedFrom: result.resumedFrom))
         } catch let error as DownloadError {
-            let message = FailureMessage.text(for: error, file: item.file, retries: options.retryPolicy.retries)
+            // An attempt that goes back to the store reads without advice on trying again: the store does.
+            func message(_ context: FailureMessage.Context) -> String {
+                FailureMessage.text(for: error, file: item.file, retries: options.retryPolicy.retries, context: context)
+            }
             if isLocalFault(error) {
                 // This worker's disk or folder, not the download: another worker may well do it. The job
                 // goes back to the queue uncounted, and this worker stops claiming.
+                let reason = message(.requeued)
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
-                    id, item, DownloadFailure(message: message + "; given back to the queue", httpStatus: nil, isFinal: false))
-                onLocalFault.withLock { $0 }?(message)
-                throw JobRelease(message)
+                    id, item, DownloadFailure(message: reason + "; given back to the queue", httpStatus: nil, isFinal: false))
+                onLocalFault.withLock { $0 }?(reason)
+                throw JobRelease(reason)
             }
             // A transient error that outlasted the downloader's own retries (a server down for a while)
             // gets another attempt later, after the store's back-off, while attempts are left; any other
@@ -141,15 +145,16 @@ final class DownloadJobRunner: JobRunner {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
                     id, item,
-                    DownloadFailure(message: message + "; queued again for a later attempt", httpStatus: error.httpStatus, isFinal: false))
+                    DownloadFailure(message: message(.requeued) + "; queued again for a later attempt", httpStatus: error.httpStatus, isFinal: false))
                 throw error
             }
             totals.withLock {
                 $0.failed += 1
                 $0.bytes += downloadJob.progressSnapshot.bytesReceived
             }
-            reporter.failed(id, item, DownloadFailure(message: message, httpStatus: error.httpStatus))
-            throw JobHandlerError.doNotRetry(message)
+            let reason = message(.queue)
+            reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: error.httpStatus))
+            throw JobHandlerError.doNotRetry(reason)
         } catch {
             reporter.ended(id)
             if Task.isCancelled || error is CancellationError {

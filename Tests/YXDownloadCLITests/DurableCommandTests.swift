@@ -447,6 +447,12 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(output.stderr.components(separatedBy: "queued again for a later attempt").count - 1, 2, output.stderr)
         // A line that a script counts as a failure is one only for good (found by a helper's review).
         XCTAssertEqual(output.stderr.components(separatedBy: "\nagain out/flaky.bin  HTTP 503").count - 1, 2, output.stderr)
+        // Without advice to run anything again: the store does (found by a review).
+        let flakyURL = server.url("/flaky.bin").absoluteString
+        XCTAssertEqual(
+            output.stderrLines.filter { $0.hasPrefix("again ") },
+            Array(repeating: "again out/flaky.bin  HTTP 503 Service Unavailable: the server failed; queued again for a later "
+                + "attempt (\(flakyURL))", count: 2), output.stderr)
         XCTAssertEqual(output.stderr.components(separatedBy: "fail  ").count - 1, 1, output.stderr)
         XCTAssertTrue(output.stderr.contains("fail  out/gone.bin  HTTP 404"), output.stderr)
         XCTAssertTrue(holdsGenerated("out/flaky.bin", size: 50_000, seed: 7))
