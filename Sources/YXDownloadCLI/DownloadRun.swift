@@ -84,7 +84,8 @@ final class DownloadRun: @unchecked Sendable {
     private var producer: Task<Void, Never>?
     private var producerDone = false
     /// The list could not be read to its end (the second pass failed). Touched on `events`.
-    private var listEndedEarly = false
+    /// Why the list ended before its last entry, when it changed after it was checked.
+    private var listChange: String?
     private var signaledDone = false
     private var totals = RunTotals()
     /// Downloads that started (their first step runs), in start order, for stable bars.
@@ -191,10 +192,7 @@ final class DownloadRun: @unchecked Sendable {
         if !skipped.isEmpty { await reportSkipped(&skipped) }
         let failure = entries.failure
         events.async { [self] in
-            if let failure {
-                Console.standard.writeErr("yxdownload: \(failure)\n")
-                listEndedEarly = true  // not every entry was downloaded: the run failed
-            }
+            listChange = failure  // not every entry was downloaded: the run failed, and its summary says why
             producerDone = true
             endIfDone()
         }
@@ -299,9 +297,10 @@ final class DownloadRun: @unchecked Sendable {
         observation = nil
         totals.seconds = elapsed()
         let signal = interruption
-        reporter.end(totals: totals, interruptedBy: signal.map(Self.signalName))
+        let stop = signal.map { RunStop.signal(Self.signalName($0)) } ?? listChange.map(RunStop.listChanged)
+        reporter.end(totals: totals, stoppedBy: stop)
         if let signal { return 128 + signal }
-        return totals.failed > 0 || listEndedEarly ? 1 : 0
+        return totals.failed > 0 || listChange != nil ? 1 : 0
     }
 
     // MARK: - Signals

@@ -17,6 +17,16 @@ package struct JSONLine {
     package let text: String
 
     package init(_ fields: KeyValuePairs<String, Value>) {
+        text = Self.render(fields)
+    }
+
+    /// The same, from fields gathered at run time (a line whose optional fields depend on the event).
+    package init(_ fields: [(key: String, value: Value)]) {
+        text = Self.render(fields)
+    }
+
+    private static func render<Fields: Sequence>(_ fields: Fields) -> String
+    where Fields.Element == (key: String, value: Value) {
         var text = "{"
         for (index, (key, value)) in fields.enumerated() {
             if index > 0 { text += "," }
@@ -28,7 +38,7 @@ package struct JSONLine {
             case .null: text += "null"
             }
         }
-        self.text = text + "}"
+        return text + "}"
     }
 
     /// A JSON string literal: quotes, backslashes and control characters escaped; the rest as UTF-8.

@@ -55,11 +55,22 @@ package final class JSONReporter: RunReporter {
         }
     }
 
-    package func end(totals: RunTotals, interruptedBy signalName: String?) {
-        emit(JSONLine([
-            "event": .string("summary"), "done": .int(Int64(totals.done)), "skipped": .int(Int64(totals.skipped)),
-            "failed": .int(Int64(totals.failed)), "bytes": .int(totals.bytes), "seconds": .seconds(totals.seconds),
-        ]))
-        console.writeErr(summaryLine(totals, interruptedBy: signalName))
+    package func end(totals: RunTotals, stoppedBy stop: RunStop?) {
+        var fields: [(key: String, value: JSONLine.Value)] = [
+            ("event", .string("summary")), ("done", .int(Int64(totals.done))), ("skipped", .int(Int64(totals.skipped))),
+            ("failed", .int(Int64(totals.failed))), ("bytes", .int(totals.bytes)), ("seconds", .seconds(totals.seconds)),
+        ]
+        // A run that ended early says why, and what it left: a script must not read it as complete.
+        switch stop {
+        case .signal(let name): fields.append(("interrupted", .string(name)))
+        case .listChanged(let how): fields.append(("error", .string(how)))
+        case nil: break
+        }
+        if stop != nil {
+            fields.append(("canceled", .int(Int64(totals.canceled))))
+            fields.append(("not_started", .int(Int64(totals.notStarted))))
+        }
+        emit(JSONLine(fields))
+        console.writeErr(summaryLine(totals, stoppedBy: stop))
     }
 }

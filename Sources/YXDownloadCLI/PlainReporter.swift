@@ -39,8 +39,8 @@ package final class PlainReporter: RunReporter, Sendable {
 
     package func tick(active: [ActiveDownload], totals: RunTotals) {}
 
-    package func end(totals: RunTotals, interruptedBy signalName: String?) {
-        console.writeErr(summaryLine(totals, interruptedBy: signalName))
+    package func end(totals: RunTotals, stoppedBy stop: RunStop?) {
+        console.writeErr(summaryLine(totals, stoppedBy: stop))
     }
 
     package static func skippedLine(_ item: DownloadItem) -> String {

@@ -39,6 +39,8 @@ package struct RunTotals: Sendable, Equatable {
     package var seconds: Double = 0
 
     package var ended: Int { done + skipped + failed + canceled }
+    /// Entries of the list that never began: after a signal, or a list that changed under the run.
+    package var notStarted: Int { max(0, listed - ended) }
 
     package init(
         listed: Int = 0, done: Int = 0, skipped: Int = 0, failed: Int = 0, canceled: Int = 0, bytes: Int64 = 0,
@@ -76,25 +78,30 @@ package protocol RunReporter: AnyObject {
     func skipped(_ item: DownloadItem)
     func failed(_ item: DownloadItem, _ failure: DownloadFailure)
     func tick(active: [ActiveDownload], totals: RunTotals)
-    /// The run is over: clear live output and print the summary.
-    func end(totals: RunTotals, interruptedBy signalName: String?)
+    /// The run is over: clear live output and print the summary; `stop` says why it ended early, if it
+    /// did.
+    func end(totals: RunTotals, stoppedBy stop: RunStop?)
     /// The process exits now (a second Ctrl-C): give the terminal back as it was.
     func abandon()
 }
 
 extension RunReporter {
     /// The one-line summary on standard error that every mode prints.
-    package func summaryLine(_ totals: RunTotals, interruptedBy signalName: String?) -> String {
+    package func summaryLine(_ totals: RunTotals, stoppedBy stop: RunStop?) -> String {
         var line = "yxdownload: \(totals.done) done, \(totals.skipped) skipped, \(totals.failed) failed"
-        if totals.canceled > 0 || signalName != nil { line += ", \(totals.canceled) canceled" }
+        if totals.canceled > 0 || stop != nil { line += ", \(totals.canceled) canceled" }
         let speed = totals.seconds > 0 ? Double(totals.bytes) / totals.seconds : 0
         line += "; \(ByteFormatting.bytes(totals.bytes)) in \(ByteFormatting.elapsed(totals.seconds))"
         line += " (\(ByteFormatting.rate(speed)))\n"
-        if let signalName {
-            let notStarted = totals.listed - totals.ended
-            line += "yxdownload: interrupted by \(signalName)"
-            if notStarted > 0 { line += "; \(notStarted) not started" }
-            line += ". Partial files (.part) are kept: run the same command again to resume.\n"
+        let notStarted = totals.notStarted > 0 ? "; \(totals.notStarted) not started" : ""
+        switch stop {
+        case .signal(let name):
+            line += "yxdownload: interrupted by \(name)\(notStarted). Partial files (.part) are kept: run the same "
+                + "command again to resume.\n"
+        case .listChanged(let how):
+            line += "yxdownload: \(how)\(notStarted): check the list, then run the same command again.\n"
+        case nil:
+            break
         }
         return line
     }

@@ -67,6 +67,6 @@ package final class SharedReporter: Sendable {
     }
 
     package func end(totals: RunTotals) {
-        state.withLock { $0.reporter.end(totals: totals, interruptedBy: nil) }
+        state.withLock { $0.reporter.end(totals: totals, stoppedBy: nil) }
     }
 }

@@ -49,9 +49,9 @@ package final class TerminalReporter: RunReporter {
         screen.draw(live)
     }
 
-    package func end(totals: RunTotals, interruptedBy signalName: String?) {
+    package func end(totals: RunTotals, stoppedBy stop: RunStop?) {
         screen.close()
-        console.writeErr(summaryLine(totals, interruptedBy: signalName))
+        console.writeErr(summaryLine(totals, stoppedBy: stop))
     }
 
     package func abandon() {

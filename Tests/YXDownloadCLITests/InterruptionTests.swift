@@ -2,6 +2,8 @@ import Foundation
 import XCTest
 import YXTestServer
 
+@testable import YXDownloadCLI
+
 /// Signals and crashes mid-download: `.part` files survive and the same command finishes the job.
 final class InterruptionTests: CLITestCase {
     let size: Int64 = 3 << 20
@@ -48,7 +50,7 @@ final class InterruptionTests: CLITestCase {
     func testDownloadsThatWaitedInTheQueueCountAsNotStarted() async throws {
         for index in 0..<3 { serveGenerated("/q\(index).bin", size: size, seed: UInt64(index), bytesPerSecond: 256 * 1024) }
         try writeList((0..<3).map { "\(server.url("/q\($0).bin"))\n" }.joined())
-        let command = try RunningCommand(["urls.txt", "-j", "1"], in: work)
+        let command = try RunningCommand(["urls.txt", "-j", "1", "--json"], in: work)
         try await waitUntil("part of the first file on disk") { fileSize("q0.bin.part") > 50_000 }
         command.send(SIGINT)
         let output = await command.wait()
@@ -56,6 +58,62 @@ final class InterruptionTests: CLITestCase {
         XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 1 canceled"), output.stderr)
         XCTAssertTrue(output.stderr.contains("interrupted by SIGINT; 2 not started."), output.stderr)
         XCTAssertEqual(server.requests(to: "/q1.bin").count, 0)
+        // The JSON summary says it too: a script must not read it as a complete run.
+        let summary = output.stdoutLines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        XCTAssertEqual(summary?["event"] as? String, "summary", output.stdout)
+        XCTAssertEqual(summary?["interrupted"] as? String, "SIGINT", output.stdout)
+        XCTAssertEqual(summary?["canceled"] as? Int, 1, output.stdout)
+        XCTAssertEqual(summary?["not_started"] as? Int, 2, output.stdout)
+    }
+
+    /// A list that changes under a run (read again for its downloads: it is longer than the run keeps
+    /// in memory) ends the run with exit 1, and the summary says why and how many entries it left, on
+    /// standard error and in `--json`'s summary (found by a review: only what ran was counted, and the
+    /// JSON summary read like a complete run).
+    func testAListThatChangesDuringTheRunEndsItAndCountsWhatItLeft() async throws {
+        let count = InputList.retainedEntriesLimit + 100
+        serveGenerated("/slow.bin", size: 600_000, seed: 31, bytesPerSecond: 256 * 1024)
+        serveGenerated("/next.bin", size: 1_000, seed: 32)
+        serveGenerated("/third.bin", size: 1_000, seed: 33)
+        // Every other entry is on disk already: skipped without a request.
+        let kept = (3..<count).map { "f\($0).bin" }
+        for name in kept { _ = FileManager.default.createFile(atPath: work.appendingPathComponent(name).path, contents: Data()) }
+        let downloads = ["slow.bin", "next.bin", "third.bin"]
+        try writeList((downloads + kept).map { "\(server.url("/\($0)"))" }.joined(separator: "\n") + "\n")
+        // -j 1: the slow download holds the only slot, the next one waits for it (the run keeps one
+        // waiting), and the run waits for room to add the third, having read the list's first 64 KiB.
+        let command = try RunningCommand(["urls.txt", "-j", "1", "--json"], in: work)
+        try await waitUntil("the first download to be under way") { fileSize("slow.bin.part") > 0 }
+        let handle = try FileHandle(forWritingTo: work.appendingPathComponent("urls.txt"))
+        try handle.truncate(atOffset: 100_000)
+        try handle.close()
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(holdsGenerated("slow.bin", size: 600_000, seed: 31))
+        XCTAssertTrue(holdsGenerated("next.bin", size: 1_000, seed: 32))
+        XCTAssertTrue(holdsGenerated("third.bin", size: 1_000, seed: 33))
+
+        let summary = try XCTUnwrap(output.stdoutLines.last.flatMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        })
+        XCTAssertEqual(summary["event"] as? String, "summary", output.stdout)
+        XCTAssertEqual(summary["done"] as? Int, 3)
+        XCTAssertEqual(summary["failed"] as? Int, 0)
+        XCTAssertEqual(summary["canceled"] as? Int, 0)
+        let skipped = try XCTUnwrap(summary["skipped"] as? Int)
+        let notStarted = try XCTUnwrap(summary["not_started"] as? Int, output.stdout)
+        XCTAssertGreaterThan(notStarted, 0)
+        XCTAssertEqual(3 + skipped + notStarted, count, "every entry counted once: \(output.stdout)")
+        let error = try XCTUnwrap(summary["error"] as? String, output.stdout)
+        XCTAssertTrue(error.hasPrefix("the input list changed after it was checked ("), error)
+        XCTAssertNil(summary["interrupted"])
+
+        XCTAssertTrue(output.stderr.contains("yxdownload: 3 done, \(skipped) skipped, 0 failed, 0 canceled; "), output.stderr)
+        XCTAssertTrue(
+            output.stderr.hasSuffix("yxdownload: \(error); \(notStarted) not started: check the list, then run the same command again.\n"),
+            output.stderr)
+        XCTAssertEqual(output.stderr.components(separatedBy: "the input list changed").count - 1, 1, "said once: \(output.stderr)")
+        XCTAssertEqual(server.requests(to: "/f3000.bin").count + server.requests(to: "/f\(count - 1).bin").count, 0)
     }
 
     func testSIGTERMExits143() async throws {

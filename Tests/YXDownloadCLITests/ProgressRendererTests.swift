@@ -97,7 +97,7 @@ final class ProgressRendererTests: XCTestCase {
         XCTAssertTrue(second.contains("[1/3] 50 B  10 B/s  elapsed 0:00  1 running, 1 done"), second)
         XCTAssertFalse(second.contains("\u{1B}[J"), "three rows replace three rows: nothing to erase")
 
-        reporter.end(totals: totals, interruptedBy: nil)
+        reporter.end(totals: totals, stoppedBy: nil)
         let last = String(terminal.out.dropFirst(first.count + second.count))
         XCTAssertEqual(last, "\r\u{1B}[2A\u{1B}[J\u{1B}[?25h", "the bars are cleared and the cursor shown again")
         XCTAssertTrue(terminal.err.hasPrefix("yxdownload: 1 done, 0 skipped, 0 failed; 0 B in "), terminal.err)
