@@ -167,9 +167,11 @@ public final class SQLiteJobStore: JobStore {
         let task = poller.withLock { $0 }
         task?.cancel()
         await task?.value
-        // Closing runs on each connection's queue, after the work already given to it.
-        try writer.close()
+        // Closing runs on each connection's queue, after the work already given to it. The reader goes
+        // first: the last connection to close checkpoints the log into the database and deletes the
+        // `-wal` and `-shm` files, which a read-only connection cannot do (closed last, it left them).
         try reader.close()
+        try writer.close()
         changes.signal()
     }
 

@@ -73,10 +73,15 @@ final class DurableCommandTests: CLITestCase {
         let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         XCTAssertEqual(enqueue.stdout, "queued 8 downloads in jobs.sqlite: 8 new, 0 already queued\n")
+        // A command that ends closes the store whole: its log is in the file, and nothing is left beside
+        // it (the read-only connection closed last left the -wal and -shm files).
+        let logs = { ["-wal", "-shm"].filter { FileManager.default.fileExists(atPath: self.work.appendingPathComponent(self.queue + $0).path) } }
+        XCTAssertEqual(logs(), [])
 
         let worker = try await startWorker("--exit-when-empty", "-j", "3").wait(timeout: 120)
         let output = try XCTUnwrap(worker, "the worker did not exit")
         XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertEqual(logs(), [])
         XCTAssertEqual(output.stdoutLines.filter { $0.hasPrefix("done  out/") }.count, 8, output.stdout)
         XCTAssertTrue(output.stderr.contains("yxdownload: 8 done, 0 skipped, 0 failed"), output.stderr)
         assertAllWhole(sources, in: "out")
