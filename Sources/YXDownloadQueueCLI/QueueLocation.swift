@@ -41,9 +41,21 @@ struct QueueLocation: Sendable, CustomStringConvertible {
         do {
             return try await open(logger: logger)
         } catch {
-            console.writeErr("yxdownload: cannot open the queue \(self): \(StoreErrorText.short(error))\n")
+            console.writeErr("yxdownload: cannot open the queue \(self): \(StoreErrorText.short(error))\(folderHint)\n")
             return nil
         }
+    }
+
+    /// Why an SQLite file that can be read may still not open: SQLite keeps its log and shared memory
+    /// in files beside the database (`-wal`, `-shm`), and a reader must make them when they are not there
+    /// (a store closed cleanly has none). Empty when the folder can be written, or for PostgreSQL.
+    private var folderHint: String {
+        guard !isPostgres else { return "" }
+        let folder = URL(fileURLWithPath: text).deletingLastPathComponent().path
+        guard access(folder, W_OK | X_OK) != 0 else { return "" }
+        let shown = (text as NSString).deletingLastPathComponent
+        return " (SQLite makes \(text)-wal and -shm beside the store even to read it, and the folder "
+            + "\(shown.isEmpty ? "." : shown) cannot be written: give this user write access to it)"
     }
 
     /// A PostgreSQL URL without its `schema` query item, and that item's value.

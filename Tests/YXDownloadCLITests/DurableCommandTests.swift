@@ -711,6 +711,29 @@ final class DurableCommandTests: CLITestCase {
         }
     }
 
+    /// A store closed cleanly has no `-wal` and `-shm` files, and SQLite must make them even to read it:
+    /// in a folder that cannot be written, the message says so, not only SQLite's "readonly database".
+    func testAStoreInAFolderThatCannotBeWrittenSaysWhyItCannotBeOpened() async throws {
+        let setpriv = "/usr/bin/setpriv"
+        try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
+        _ = try serveFiles(1, size: { _ in 1_000 })
+        let enqueue = try await yxdownload("enqueue", "--queue", "q/jobs.sqlite", "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let folder = work.appendingPathComponent("q", isDirectory: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
+        let status = try await RunningCommand(
+            ["--bounding-set=-dac_override,-dac_read_search", "--", RunningCommand.binary.path, "status", "--queue",
+             "q/jobs.sqlite"],
+            in: work, executable: setpriv
+        ).wait()
+        XCTAssertEqual(status.status, 1, status.stderr)
+        XCTAssertTrue(status.stderr.hasPrefix("yxdownload: cannot open the queue q/jobs.sqlite: "), status.stderr)
+        XCTAssertTrue(
+            status.stderr.hasSuffix(" (SQLite makes q/jobs.sqlite-wal and -shm beside the store even to read it, and the "
+                + "folder q cannot be written: give this user write access to it)\n"), status.stderr)
+    }
+
     func testAWorkerRefusesAFolderItCannotWrite() async throws {
         let setpriv = "/usr/bin/setpriv"
         try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
