@@ -220,11 +220,20 @@ extension DownloadSession {
     }
 
     /// The request that fetches the rest of a segment, validated with `If-Range` when resuming.
+    ///
+    /// One stream without a validator (the server sent neither `ETag` nor `Last-Modified`) starts over
+    /// instead: a `Range` without `If-Range` would glue the rest of whatever the server holds now to the
+    /// bytes of an earlier version (found by a review: a retry after a broken connection did, exit 0).
     func request(forSegment index: Int) -> TransferRequest {
         var request = baseRequest()
         state.withLock { s in
             let segment = s.resume.segments[index]
             let isSingle = s.resume.segments.count == 1
+            if isSingle && segment.next > 0 && s.resume.validator == nil {
+                Self.startOver(&s, fd: s.fd, url: redactedURL)
+                s.resume.segments = [.init(start: 0, end: nil, done: 0)]
+                return
+            }
             if isSingle && segment.next == 0 { return }
             request.rangeStart = segment.next
             request.rangeEnd = isSingle ? nil : segment.end

@@ -21,6 +21,25 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(requests.last?.header("If-Range"), "\"v1\"")
     }
 
+    /// Without a validator, nothing proves that the rest of the file is of the version the `.part`
+    /// holds: a retry after a broken connection asks for the whole file again, without `Range` (found by
+    /// a review: it asked for the rest without `If-Range`, and glued a changed file's second half to the
+    /// first version's first half, exit 0).
+    func testARetryWithoutAValidatorStartsOver() async throws {
+        let size: Int64 = 400_000
+        var resource = Resource.versions([
+            Resource.Version(.generated(size: size, seed: 8)), Resource.Version(.generated(size: size, seed: 9)),
+        ])
+        resource.failures = [.dropAfter(bytes: 200_000)]
+        server.serve("/n.bin", resource)
+        let result = try await run(makeJob("/n.bin")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 9), "the second version, whole")
+        let requests = server.requests(to: "/n.bin")
+        XCTAssertEqual(requests.count, 2)
+        XCTAssertNil(requests.last?.header("Range"), "the retry asks for the whole file")
+        XCTAssertEqual(result.resumedFrom, 0)
+    }
+
     func testResumeAcrossJobsAndAChangedValidatorRestartsFromZero() async throws {
         let size: Int64 = 2 << 20
         // First run: the connection drops and no retry is allowed: the .part stays.
