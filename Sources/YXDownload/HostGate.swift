@@ -28,7 +28,7 @@ final class HostGate: Sendable {
     /// Holds every request to `url`'s origin for `seconds`.
     func hold(_ url: URL, for seconds: TimeInterval) {
         guard let origin = Origin(url)?.description, seconds > 0, seconds.isFinite else { return }
-        let until = DispatchTime.now().uptimeNanoseconds &+ UInt64(min(seconds, 86_400 * 365) * 1e9)
+        let until = DispatchTime.now().uptimeNanoseconds &+ seconds.clampedNanoseconds
         notBefore.withLock { origins in
             origins[origin] = max(origins[origin] ?? 0, until)
         }

@@ -261,7 +261,7 @@ final class TransferLane: @unchecked Sendable {
         }
         pthread_setspecific(Self.threadLaneKey, UnsafeRawPointer(bitPattern: number + 1))
 
-        let idleNanoseconds = UInt64(idleTimeout * 1e9)
+        let idleNanoseconds = idleTimeout.clampedNanoseconds
         var idleSince = DispatchTime.now().uptimeNanoseconds
         var running: Int32 = 0
         var stopping = false
@@ -363,7 +363,7 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1)
         _ = yx_easy_setopt_long(handle, CURLOPT_MAXREDIRS, request.maxRedirects)
         _ = request.userAgent.withCString { yx_easy_setopt_string(handle, CURLOPT_USERAGENT, $0) }
-        _ = yx_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(request.connectTimeout * 1000))
+        _ = yx_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeout.clampedMilliseconds))
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, YX_CURL_HTTP_VERSION_2TLS)
@@ -550,7 +550,7 @@ final class TransferLane: @unchecked Sendable {
                 transfer.lastActivity = now
                 continue
             }
-            let limit = UInt64(max(0.1, transfer.request.stallTimeout) * 1e9)
+            let limit = max(0.1, transfer.request.stallTimeout).clampedNanoseconds
             guard now > transfer.lastActivity, now - transfer.lastActivity > limit else { continue }
             let timeout = transfer.request.stallTimeout
             // `--timeout 0.5` is half a second, not "1 s".

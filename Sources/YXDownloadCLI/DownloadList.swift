@@ -99,7 +99,7 @@ struct DownloadListParser: Sendable {
 
     /// The text with control characters written as `\u{…}`: a reason quotes the line, and a stray CR or an
     /// escape sequence in a list must neither break the `FILE:LINE: reason` line nor drive the terminal.
-    private static func printable(_ text: String) -> String {
+    static func printable(_ text: String) -> String {
         func isControl(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
         }

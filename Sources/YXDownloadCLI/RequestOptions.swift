@@ -48,16 +48,24 @@ struct RequestOptions: ParsableArguments {
         guard retryWait.isFinite, (0...3600).contains(retryWait) else {
             throw ValidationError("--retry-wait must be between 0 and 3600 seconds.")
         }
-        guard timeout.isFinite, timeout > 0 else { throw ValidationError("--timeout must be more than 0 seconds.") }
-        guard connectTimeout.isFinite, connectTimeout > 0 else {
-            throw ValidationError("--connect-timeout must be more than 0 seconds.")
+        // Both finite (no NaN, no infinity) and at most a day: a day without a byte, or without a
+        // connection, is no download (and `1e20` crashed the command: found by a review).
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be more than 0 and at most 86400 seconds (got \(timeout)).")
+        }
+        guard connectTimeout.isFinite, connectTimeout > 0, connectTimeout <= 86_400 else {
+            throw ValidationError("--connect-timeout must be more than 0 and at most 86400 seconds (got \(connectTimeout)).")
         }
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
                 !header.contains(where: { $0 == "\r" || $0 == "\n" })
             else {
-                throw ValidationError("--header must look like \"Name: value\" (got \"\(header)\").")
+                // Only the start of what was given: the rest may be a credential (a mistyped
+                // "Authorization Bearer TOKEN"), which is never printed (found by a review).
+                let start = String(header.prefix { $0 != " " && $0 != "\t" && $0 != ":" && !$0.isNewline }.prefix(40))
+                let got = start.isEmpty ? "" : " (got one that starts \"\(DownloadListParser.printable(start))\"; its value is not shown)"
+                throw ValidationError("--header must look like \"Name: value\", on one line\(got).")
             }
             // The fields that make a resume or a segment: a user's value would break every download.
             let name = header[..<colon].lowercased()

@@ -15,10 +15,15 @@ final class CommandLineUsageTests: CLITestCase {
             (["--retries", "-1", list], "--retries must be between 0 and 100 (got -1)"),
             // A negative number is a value, not a missing one (found by a helper's review).
             (["-j", "-1", list], "--jobs must be between 1 and 1000 (got -1)"),
-            (["--timeout", "-5", list], "--timeout must be more than 0 seconds"),
-            (["--timeout", "0", list], "--timeout must be more than 0 seconds"),
+            (["--timeout", "-5", list], "--timeout must be more than 0 and at most 86400 seconds (got -5.0)"),
+            (["--timeout", "0", list], "--timeout must be more than 0 and at most 86400 seconds (got 0.0)"),
+            // Too long for the engine's clock: a crash before (found by a review).
+            (["--timeout", "1e20", list], "--timeout must be more than 0 and at most 86400 seconds (got 1e+20)"),
+            (["--timeout", "nan", list], "--timeout must be more than 0 and at most 86400 seconds (got nan)"),
+            (["--connect-timeout", "1e308", list], "--connect-timeout must be more than 0 and at most 86400 seconds"),
             (["--max-speed", "fast", list], "--max-speed"),
-            (["-H", "no colon", list], "--header must look like \"Name: value\""),
+            (["-H", "no colon", list], "--header must look like \"Name: value\", on one line (got one that starts \"no\"; its value is not shown)."),
+            (["-H", "X-Key: a\nb", list], "--header must look like \"Name: value\", on one line (got one that starts \"X-Key\";"),
             (["-H", "Range: bytes=0-9", list], "--header cannot set Range: yxdownload sets it itself"),
             (["--frobnicate", list], "Unknown option '--frobnicate'"),
             // Alone, an unknown option is still the error, not "nothing to download".
@@ -36,6 +41,11 @@ final class CommandLineUsageTests: CLITestCase {
         }
         XCTAssertEqual(server.requestCount, 0)
         XCTAssertEqual(files(), [])
+        // A mistyped credential header is refused without printing the credential (found by a review).
+        let secret = try await RunningCommand(["-H", "Authorization Bearer SECRETTOKEN", list], in: work).wait()
+        XCTAssertEqual(secret.status, 2, secret.stderr)
+        XCTAssertFalse(secret.stderr.contains("SECRETTOKEN"), secret.stderr)
+        XCTAssertTrue(secret.stderr.contains("(got one that starts \"Authorization\"; its value is not shown)"), secret.stderr)
     }
 
     func testMissingInputFileExitsTwo() async throws {

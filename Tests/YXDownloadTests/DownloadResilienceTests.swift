@@ -40,6 +40,19 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(result.resumedFrom, 0)
     }
 
+    /// Timeouts beyond what the engine counts (a year), infinite or not a number are no limit: the
+    /// conversion to the engine's integers does not trap (found by a review: `--timeout 1e20` crashed).
+    func testTimeoutsTooLongForTheEnginesClockDoNotTrap() async throws {
+        server.serve("/t.bin", Resource(.generated(size: 100_000, seed: 12), etag: "t"))
+        for (stall, connect) in [(1e20, 1e308), (Double.infinity, Double.infinity), (Double.nan, Double.nan)] {
+            var options = fastOptions()
+            options.stallTimeout = stall
+            options.connectTimeout = connect
+            let result = try await run(makeJob("/t.bin", file: "t-\(stall).bin", options: options)).get()
+            XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: 100_000, seed: 12))
+        }
+    }
+
     func testResumeAcrossJobsAndAChangedValidatorRestartsFromZero() async throws {
         let size: Int64 = 2 << 20
         // First run: the connection drops and no retry is allowed: the .part stays.
