@@ -40,9 +40,16 @@ extension DownloadSession {
                 }
             }
         }
-        if Self.exists(finalPath) && !options.overwrite {
-            state.withLock { $0.plan = .skip }
-            return false
+        var final = stat()
+        if stat(finalPath, &final) == 0 {
+            // A folder has the file's name: neither skipped as the finished file nor replaced.
+            if (final.st_mode & S_IFMT) == S_IFDIR {
+                throw DownloadError.fileSystem("cannot rename to", path: finalPath, errno: EISDIR, url: redactedURL)
+            }
+            if !options.overwrite {
+                state.withLock { $0.plan = .skip }
+                return false
+            }
         }
         let sidecarExists = Self.exists(metaPath)
         var saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil

@@ -160,7 +160,9 @@ final class DownloadRun: @unchecked Sendable {
                 fresh = true
             case .file, .unknown:
                 var info = stat()
-                if !settings.options.overwrite && stat(path, &info) == 0 {
+                // A folder under the file's name is not the file: the download says what is in the way
+                // (it was skipped as "exists", exit 0: found by a review).
+                if !settings.options.overwrite && stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR {
                     skipped.append(item)
                     if skipped.count >= Self.skipBatch { await reportSkipped(&skipped) }
                     continue

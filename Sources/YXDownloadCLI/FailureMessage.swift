@@ -179,6 +179,8 @@ package enum FailureMessage {
             return "\(reason) (\(doing) \(target)): make the folder writable, or choose another --dir"
         case EROFS?:
             return "\(reason) (\(doing) \(target)): choose another --dir"
+        case EISDIR? where doing.hasPrefix("renaming"):
+            return "a folder is in the way of \(file): move it, or give the file another name (out= in a list)"
         case ELOOP?:
             return "\(target) is a symbolic link, which yxdownload never follows: remove it, or choose another --dir"
         case EEXIST? where doing == "creating":

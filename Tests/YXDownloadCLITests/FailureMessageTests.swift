@@ -146,6 +146,32 @@ final class FailureMessageTests: CLITestCase {
         XCTAssertEqual(files(in: "locked"), [])
     }
 
+    /// A folder under the file's name is neither "the file exists" (skipped, exit 0) nor replaced with
+    /// --overwrite (which failed at the rename and left the `.part`): the download fails before its
+    /// request and says what is in the way (found by a review). Two entries of one list whose paths
+    /// clash, a file's name and another entry's `dir=`, end the same way.
+    func testAFolderUnderTheFilesName() async throws {
+        serveGenerated("/f.bin", size: 1_000, seed: 6)
+        let url = server.url("/f.bin").absoluteString
+        try FileManager.default.createDirectory(
+            at: work.appendingPathComponent("o/f.bin", isDirectory: true), withIntermediateDirectories: true)
+        for overwrite in [[], ["--overwrite"]] {
+            try await expectFailure(
+                [url, "-d", "o"] + overwrite, file: "o/f.bin", url: url,
+                message: "a folder is in the way of o/f.bin: move it, or give the file another name (out= in a list)")
+        }
+        XCTAssertEqual(server.requests(to: "/f.bin").count, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: work.appendingPathComponent("o").path), ["f.bin"])
+
+        serveGenerated("/one.bin", size: 10, seed: 7)
+        serveGenerated("/two.bin", size: 20, seed: 8)
+        try writeList("\(server.url("/one.bin"))\n  dir=a/b\n\(server.url("/two.bin"))\n  dir=a\n  out=b\n", name: "clash.txt")
+        let clash = try await yxdownload("clash.txt", "-d", "c", "-j", "1")
+        XCTAssertEqual(clash.status, 1, clash.stderr)
+        XCTAssertTrue(holdsGenerated("c/a/b/one.bin", size: 10, seed: 7))
+        XCTAssertTrue(clash.stderr.contains("fail  c/a/b  a folder is in the way of c/a/b: "), clash.stderr)
+    }
+
     /// The last step, naming the finished file, refused by the kernel (`strace` injects the error into
     /// the real binary's `linkat`): the message names the file that could not be made, not the write.
     func testTheFinishedFileCannotBeNamed() async throws {
