@@ -67,13 +67,30 @@ struct DownloadListParser: Sendable {
 
     /// Reads one line; returns the entry the line completed, if any (an entry is complete when the next
     /// URL line, or the end, arrives). Entries with an error are never returned.
-    mutating func consume(_ line: some StringProtocol, number: Int) -> DownloadListEntry? {
+    ///
+    /// - Parameter isValidUTF8: false when the line held bytes that are not UTF-8 (the reader gave them
+    ///   as U+FFFD): an error unless the line is a comment, since the URL or name read would not be the
+    ///   one written.
+    mutating func consume(_ line: some StringProtocol, number: Int, isValidUTF8: Bool = true) -> DownloadListEntry? {
         var text = Substring(line)
         // A byte order mark, which some editors put at the start of a UTF-8 file, is not part of the line.
         if number == 1, text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
         let trimmed = String(text.trimmingListWhitespace())
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
         let indented = text.first == " " || text.first == "\t"
+        if !isValidUTF8 {
+            // Found by a review: a Latin-1 byte in a URL became U+FFFD, and another URL was requested.
+            let reason = "not UTF-8 text (save the list as UTF-8, or write the byte %-escaped in a URL)"
+            if indented {
+                fail(number, reason)
+                pendingIsValid = false
+                return nil
+            }
+            let completed = takePending()
+            fail(number, reason)
+            pendingIsValid = false
+            return completed
+        }
         if indented {
             addOption(trimmed, number: number)
             return nil

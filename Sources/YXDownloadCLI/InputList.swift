@@ -123,7 +123,7 @@ final class InputList {
         }
         do {
             while let line = try reader.next() {
-                if let entry = parser.consume(line, number: reader.lineNumber) { keep(entry) }
+                if let entry = parser.consume(line, number: reader.lineNumber, isValidUTF8: reader.lastLineIsValidUTF8) { keep(entry) }
             }
         } catch {
             throw describe(error)
@@ -182,7 +182,7 @@ final class InputList {
                 }
                 let entry: DownloadListEntry?
                 if let line {
-                    entry = parser.consume(line, number: reader.lineNumber)
+                    entry = parser.consume(line, number: reader.lineNumber, isValidUTF8: reader.lastLineIsValidUTF8)
                 } else {
                     finished = true
                     entry = parser.finish()

@@ -24,6 +24,8 @@ struct LineReader {
     private var atEnd = false
     /// Lines returned so far: the number of the last one.
     private(set) var lineNumber = 0
+    /// Whether the last line returned was valid UTF-8 (an invalid byte came back as U+FFFD).
+    private(set) var lastLineIsValidUTF8 = true
 
     init(fd: Int32, copyTo: Int32? = nil) {
         self.fd = fd
@@ -36,15 +38,18 @@ struct LineReader {
         var searchFrom = head
         while true {
             if let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+                // Checked here too: a line that ends within the chunk just read may still be too long.
+                if newline - head > Self.maximumLineLength { throw .lineTooLong(line: lineNumber + 1) }
                 defer { head = newline + 1 }
                 lineNumber += 1
-                return String(decoding: buffer[head..<newline], as: UTF8.self)
+                return decode(head..<newline)
             }
             if atEnd {
                 guard head < buffer.count else { return nil }
+                if buffer.count - head > Self.maximumLineLength { throw .lineTooLong(line: lineNumber + 1) }
                 defer { head = buffer.count }
                 lineNumber += 1
-                return String(decoding: buffer[head...], as: UTF8.self)
+                return decode(head..<buffer.count)
             }
             if buffer.count - head > Self.maximumLineLength { throw .lineTooLong(line: lineNumber + 1) }
             if head > 0 {
@@ -54,6 +59,16 @@ struct LineReader {
             searchFrom = buffer.count
             try fill()
         }
+    }
+
+    /// The bytes as text; an invalid UTF-8 sequence becomes U+FFFD, and ``lastLineIsValidUTF8`` says so.
+    private mutating func decode(_ range: Range<Int>) -> String {
+        if let text = String(validating: buffer[range], as: UTF8.self) {
+            lastLineIsValidUTF8 = true
+            return text
+        }
+        lastLineIsValidUTF8 = false
+        return String(decoding: buffer[range], as: UTF8.self)
     }
 
     private mutating func fill() throws(Failure) {

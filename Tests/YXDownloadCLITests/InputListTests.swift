@@ -55,6 +55,29 @@ final class InputListTests: XCTestCase {
           dir=sub
         """
 
+    /// A byte that is not UTF-8 (a list saved as Latin-1) would come back as U+FFFD and another URL or
+    /// name would be used: the line is an error, found by a review; a comment may hold any bytes.
+    func testALineThatIsNotUTF8IsAnError() throws {
+        let path = directory.appendingPathComponent("latin1.txt").path
+        var bytes = Array("# caf".utf8) + [0xE9] + Array("\nhttp://a.example/caf".utf8) + [0xE9] + Array(".bin\n".utf8)
+        bytes += Array("http://a.example/ok.bin\n  out=caf".utf8) + [0xE9] + Array("\nhttp://a.example/fine.bin\n".utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let check = try InputList(path: path).check()
+        let reason = "not UTF-8 text (save the list as UTF-8, or write the byte %-escaped in a URL)"
+        XCTAssertEqual(check.errors.map(\.description), ["\(path):2: \(reason)", "\(path):4: \(reason)"])
+        XCTAssertEqual(check.entries, 1, "only fine.bin")
+    }
+
+    /// A line longer than the limit is refused wherever it ends: in the chunk just read too (found by
+    /// a review: a line up to 64 KiB over the limit got through).
+    func testALineJustOverTheLimitIsRefused() throws {
+        let long = "http://a.example/" + String(repeating: "a", count: LineReader.maximumLineLength)
+        let path = try write(long + "\nhttp://a.example/next\n")
+        XCTAssertThrowsError(try InputList(path: path).check()) { error in
+            XCTAssertTrue("\(error)".contains(":1: line longer than \(LineReader.maximumLineLength) bytes"), "\(error)")
+        }
+    }
+
     func testAShortListIsParsedOnceAndDownloadsWhatWasChecked() throws {
         let path = try write(text)
         let list = try InputList(path: path)
