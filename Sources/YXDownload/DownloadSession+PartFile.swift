@@ -95,8 +95,8 @@ extension DownloadSession {
         }
     }
 
-    /// After a final failure: a `.part` without a single byte (a 404, a refused connection) is not worth
-    /// keeping, so it and its sidecar go.
+    /// After a final failure or a cancel: a `.part` without a single byte (a 404, a refused connection,
+    /// a cancel while waiting out a `Retry-After`) is not worth keeping, so it and its sidecar go.
     func removeIfEmpty() {
         let empty = state.withLock { s -> Bool in
             var info = stat()

@@ -79,6 +79,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         if let transfer { session.engine.cancel(transfer) }
         if let timer {
             timer.cancel()  // what arrived was saved when the wait began (`failed`)
+            session.removeIfEmpty()  // nothing arrived: no empty `.part` and sidecar left behind
             finish(.failure(CancellationError()))
         }
     }
@@ -174,6 +175,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             failed(error)
         case .canceled:
             session.persist()
+            session.removeIfEmpty()
             finish(.failure(CancellationError()))
         }
     }
@@ -191,7 +193,10 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             return
         }
         session.persist()
-        if isCancelled { return finish(.failure(CancellationError())) }
+        if isCancelled {
+            session.removeIfEmpty()
+            return finish(.failure(CancellationError()))
+        }
         let policy = session.options.retryPolicy
         let used = retriesUsed
         let throttled = error.httpStatus == 429 || error.httpStatus == 503

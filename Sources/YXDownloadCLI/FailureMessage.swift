@@ -122,6 +122,9 @@ package enum FailureMessage {
             let advice = context == .requeued ? "" : "; check the network, then try again"
             return "\(head)\(attempts): the server stopped waiting for the request\(advice)"
         case 501: return "\(head): the server cannot serve this request; check the URL"
+        case 200...299:
+            // A success without the file (204 No Content, 205…): not a refusal (found by a review).
+            return "\(head): the server answered without sending a file; check the URL"
         case 500...599:
             let later = switch context {
             case .run: "; try again later (the same command resumes what arrived)"
@@ -199,7 +202,7 @@ package enum FailureMessage {
     }
 
     private static let reasons: [Int: String] = [
-        400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+        204: "No Content", 205: "Reset Content", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
         408: "Request Timeout", 410: "Gone", 416: "Range Not Satisfiable", 429: "Too Many Requests",
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
         504: "Gateway Timeout",

@@ -53,6 +53,12 @@ final class FailureAdviceTests: XCTestCase {
         XCTAssertEqual(text(limited, .requeued), "HTTP 429 Too Many Requests: the server limits requests")
     }
 
+    /// A success status without the file is not "refused" (found by a review).
+    func testASuccessWithoutAFile() {
+        let error = DownloadError(.httpStatus, "HTTP 204", url: url, httpStatus: 204)
+        XCTAssertEqual(text(error, .run), "HTTP 204 No Content: the server answered without sending a file; check the URL")
+    }
+
     func testAFileThatChangedOrDisagreesWithItsLength() {
         let changed = DownloadError(.validatorChanged, "the file changed on the server", url: url)
         XCTAssertEqual(text(changed, .queue), "the file changed on the server: enqueue it again to download it from the start")

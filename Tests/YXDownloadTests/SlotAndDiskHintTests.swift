@@ -60,6 +60,8 @@ final class SlotAndDiskHintTests: DownloadTestCase {
         }
         XCTAssertLessThan(Date().timeIntervalSince(began), 10, "not the 600 s back-off")
         XCTAssertEqual(job.state, .canceled)
+        // Nothing arrived: no empty `.part`, nor its sidecar, is left to resume (found by a review).
+        XCTAssertEqual(files(), [])
     }
 
     private func freshJob(_ path: String, file: String) -> DownloadJob {
