@@ -11,8 +11,8 @@ import Darwin
 /// The commit: a verified `.part` is flushed to disk (batched over downloads by the engine's
 /// ``DiskSync``) and renamed to its final name, its resume mark or sidecar removed.
 extension DownloadSession {
-    /// Renames the verified, flushed `.part` (open as `fd`) to the final name; its resume mark goes just
-    /// before (a final file never carries one), its sidecar just after.
+    /// Renames the verified, flushed `.part` (open as `fd`) to the final name; its resume mark and its
+    /// sidecar go just after.
     ///
     /// An unnamed `.part` (see `DownloadSession+UnnamedPart.swift`) gets the final name directly, unless
     /// something has that name (`--overwrite`, or a file that appeared): then it is named `NAME.part` and
@@ -42,10 +42,13 @@ extension DownloadSession {
             if hasSidecar { unlink(metaPath) }
             throw error
         }
-        if hasMark { ResumeMark.remove(from: fd) }
         guard rename(partPath, finalPath) == 0 else {
             throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
         }
+        // After the rename, through the descriptor: a `.part` with bytes must keep its mark, or a later run
+        // would take it for someone else's and leave it (a process killed between the two calls leaves
+        // the mark on the final file instead, where nothing reads it).
+        if hasMark { ResumeMark.remove(from: fd) }
         logger.debug("renamed", metadata: ["url": "\(redactedURL)", "from": "\(partPath)", "to": "\(finalPath)"])
         if hasSidecar {
             unlink(metaPath)

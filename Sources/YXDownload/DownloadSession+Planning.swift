@@ -34,8 +34,10 @@ extension DownloadSession {
             // looked at as usual).
             let fd = try openPart(flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, allowingExisting: true)
             if fd >= 0 {
+                let mark = Self.markAsOurs(fd)
                 return state.withLock { s in
                     s.fd = fd
+                    s.mark = mark
                     return Self.planTransfer(&s, options: options)
                 }
             }
@@ -53,16 +55,29 @@ extension DownloadSession {
         }
         let sidecarExists = Self.exists(metaPath)
         var saved = sidecarExists && Self.exists(partPath) ? ResumeState.load(from: metaFile) : nil
-        let fd = try openPart(flags: O_RDWR | O_CREAT | O_CLOEXEC, allowingExisting: false)
+        var mark: String?
+        var fd = try openPart(flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, allowingExisting: true)
+        if fd >= 0 {
+            mark = Self.markAsOurs(fd)
+        } else {
+            fd = try openPart(flags: O_RDWR | O_CREAT | O_CLOEXEC, allowingExisting: false)
+        }
         var info = stat()
         fstat(fd, &info)
         let size = Int64(info.st_size)
-        var mark: String?
         if size > 0 && !sidecarExists {
             // A `.part` with bytes but without a sidecar: one stream keeps its state in a mark on the file.
             // An earlier run may also have died while writing a sidecar's first version; its temporary
             // file goes (a fresh download never pays these calls).
-            mark = ResumeMark.read(from: fd)
+            let found = ResumeMark.lookUp(on: fd)
+            if found.isForeign {
+                // Neither a sidecar nor a mark, where the file system keeps marks: not a `.part` of ours
+                // (a user's `report.part`, or a finished download named so), and never emptied (found by
+                // a review: it was truncated and its bytes lost).
+                close(fd)
+                throw DownloadError(.fileSystem, "cannot use \(partPath): \(DownloadError.foreignPartReason)", url: redactedURL)
+            }
+            mark = found.value
             saved = mark.flatMap { ResumeMark.state(from: $0, url: redactedURL) }
             unlink(metaPath + ".tmp")
         }
@@ -98,6 +113,14 @@ extension DownloadSession {
             }
             return Self.planTransfer(&s, options: options)
         }
+    }
+
+    /// Marks a `.part` this download just created as its own (``ResumeMark/ownership``), so that a later
+    /// run that finds it with bytes and no resume state (this one killed in its first second) knows it
+    /// may empty it; the mark that describes the download replaces it, and the rename removes it.
+    /// Returns the mark set, nil where the file system keeps none.
+    private static func markAsOurs(_ fd: Int32) -> String? {
+        ResumeMark.write(ResumeMark.ownership, to: fd) ? ResumeMark.ownership : nil
     }
 
     /// The plan is to transfer what is missing; returns whether a network probe must come first.

@@ -35,7 +35,12 @@ extension DownloadSession {
         if s.invalidated {
             if s.hasSidecar { unlink(metaPath) }
             s.hasSidecar = false
-            dropMarkLocked(&s)
+            // The state goes, so that a later run starts over; the `.part` stays marked as ours, or that
+            // run would take it for someone else's and leave it.
+            if s.mark != ResumeMark.ownership, !s.isUnnamed {
+                s.mark = ResumeMark.write(ResumeMark.ownership, to: s.fd) ? ResumeMark.ownership : nil
+                if s.mark == nil { ResumeMark.remove(from: s.fd) }
+            }
             return
         }
         // State is kept only for a `.part` with a name: an unnamed one gets its name now.

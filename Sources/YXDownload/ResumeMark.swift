@@ -58,12 +58,32 @@ enum ResumeMark {
         return bytes.withUnsafeMutableBytes { yx_set_resume_mark(fd, $0.baseAddress, $0.count) } == 0
     }
 
+    /// The mark of a `.part` that this program created and that holds no resume state yet: it tells a
+    /// later run that the file is its own to empty (a `.part` with bytes and no mark, on a file system
+    /// that keeps marks, is someone else's).
+    static let ownership = "0"
+
     /// The mark of the open file `fd`, if it has one.
     static func read(from fd: Int32) -> String? {
+        lookUp(on: fd).value
+    }
+
+    /// The mark of the open file `fd`, and whether its absence means the file is not ours: the file
+    /// system keeps marks, and this file has none.
+    static func lookUp(on fd: Int32) -> (value: String?, isForeign: Bool) {
         var buffer = [UInt8](repeating: 0, count: maximumLength)
         let length = buffer.withUnsafeMutableBytes { yx_get_resume_mark(fd, $0.baseAddress, $0.count) }
-        guard length > 0 else { return nil }
-        return String(validating: buffer[..<length], as: UTF8.self)
+        guard length > 0 else {
+            #if os(Linux)
+            let absent = length == 0 || errno == ENODATA
+            #else
+            let absent = length == 0 || errno == ENOATTR
+            #endif
+            return (nil, absent)
+        }
+        // Too long, or not text: a mark of another program, never ours either way; not foreign by its
+        // absence (the old rule: the file starts over).
+        return (String(validating: buffer[..<length], as: UTF8.self), false)
     }
 
     /// Removes the mark of the open file `fd`, if it has one.

@@ -139,9 +139,14 @@ package enum FailureMessage {
     private static func fileSystemMessage(_ error: DownloadError, file: String, context: Context) -> String {
         // The library's message is "cannot VERB /absolute/path: reason": name the file as the user gave it.
         let part = file + ".part"
+        if error.message.hasSuffix(DownloadError.foreignPartReason) {
+            return "\(part) is in the way: it holds bytes that yxdownload did not write, so it is left alone; "
+                + "move it away" + (context.again.map { ", then \($0)" } ?? "")
+        }
         if error.message.hasSuffix(DownloadError.replacedPartReason) {
+            // The file in its place is not ours: a later run leaves it alone too.
             return "\(part) was replaced by another file during the download, so it was not renamed to \(file)"
-                + (context.again.map { "; \($0) to download it from the start" } ?? "")
+                + (context.again.map { "; move that file away, then \($0) to download it from the start" } ?? "")
         }
         let doing: String
         let target: String

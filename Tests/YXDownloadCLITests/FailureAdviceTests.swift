@@ -84,8 +84,8 @@ final class FailureAdviceTests: XCTestCase {
         let error = DownloadError(
             .fileSystem, "cannot rename /srv/out/a.bin.part: " + DownloadError.replacedPartReason, url: url)
         let head = "out/a.bin.part was replaced by another file during the download, so it was not renamed to out/a.bin"
-        XCTAssertEqual(text(error, .run), head + "; run the same command again to download it from the start")
-        XCTAssertEqual(text(error, .queue), head + "; enqueue it again to download it from the start")
+        XCTAssertEqual(text(error, .run), head + "; move that file away, then run the same command again to download it from the start")
+        XCTAssertEqual(text(error, .queue), head + "; move that file away, then enqueue it again to download it from the start")
         XCTAssertEqual(text(error, .requeued), head)
     }
 }

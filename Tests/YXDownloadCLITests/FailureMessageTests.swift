@@ -2,6 +2,8 @@ import Foundation
 import XCTest
 import YXTestServer
 
+@testable import YXDownload
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -172,6 +174,23 @@ final class FailureMessageTests: CLITestCase {
         XCTAssertTrue(clash.stderr.contains("fail  c/a/b  a folder is in the way of c/a/b: "), clash.stderr)
     }
 
+    /// A `NAME.part` that yxdownload did not write (a user's `report.part`, or an earlier run's finished
+    /// download of a file named so) is left alone, and the message says so (found by a review: it was
+    /// emptied, and its bytes lost).
+    func testAPartThatYXDownloadDidNotWrite() async throws {
+        serveGenerated("/report", size: 50, seed: 9)
+        let url = server.url("/report").absoluteString
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("p"), withIntermediateDirectories: true)
+        let notes = Data("my precious notes\n".utf8)
+        try notes.write(to: work.appendingPathComponent("p/report.part"))
+        try await expectFailure(
+            [url, "-d", "p"], file: "p/report", url: url,
+            message: "p/report.part is in the way: it holds bytes that yxdownload did not write, so it is left alone; "
+                + "move it away, then run the same command again")
+        XCTAssertEqual(try Data(contentsOf: work.appendingPathComponent("p/report.part")), notes)
+        XCTAssertEqual(server.requests(to: "/report").count, 0)
+    }
+
     /// The last step, naming the finished file, refused by the kernel (`strace` injects the error into
     /// the real binary's `linkat`): the message names the file that could not be made, not the write.
     func testTheFinishedFileCannotBeNamed() async throws {
@@ -254,9 +273,13 @@ final class FailureMessageTests: CLITestCase {
         try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
         let part = work.appendingPathComponent("out/r.bin.part")
         for connections in ["1", "4"] {
-            // A `.part` from an earlier run: the download writes it under its name (not an unnamed file).
+            // A `.part` from an earlier run (marked as one of ours, as a download that was killed before
+            // its first state leaves it): the download writes it under its name (not an unnamed file).
             try? fm.removeItem(at: work.appendingPathComponent("out/moved"))
             try Data("left by an earlier run".utf8).write(to: part)
+            let fd = open(part.path, O_RDWR)
+            XCTAssertTrue(ResumeMark.write(ResumeMark.ownership, to: fd), "the ownership mark")
+            close(fd)
             let run = try RunningCommand(["-d", "out", "-x", connections, url], in: work)
             try await waitUntil("the download to be under way") { fileSize("out/r.bin.part") > 100_000 }
             try fm.moveItem(at: part, to: work.appendingPathComponent("out/moved"))
@@ -270,13 +293,20 @@ final class FailureMessageTests: CLITestCase {
             XCTAssertEqual(
                 failures,
                 ["fail  out/r.bin  out/r.bin.part was replaced by another file during the download, so it was not renamed "
-                    + "to out/r.bin; run the same command again to download it from the start (\(url))"], output.stderr)
+                    + "to out/r.bin; move that file away, then run the same command again to download it from the start "
+                    + "(\(url))"], output.stderr)
             XCTAssertFalse(fm.fileExists(atPath: work.appendingPathComponent("out/r.bin").path), "renamed the planted file")
             XCTAssertEqual(try Data(contentsOf: part), planted, "the file put in place was changed")
             XCTAssertFalse(fm.fileExists(atPath: part.path + ".meta"), "a sidecar that describes the replaced file")
 
             // Found by a helper's review: the next run took the planted file for the finished download
-            // (the sidecar said so). It now downloads the file again.
+            // (the sidecar said so). It leaves it alone (not ours: no state, no mark), and once it is
+            // moved away downloads the file again.
+            let refused = try await RunningCommand(["-d", "out", "-x", connections, url], in: work).wait()
+            XCTAssertEqual(refused.status, 1, refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("out/r.bin.part is in the way: it holds bytes that yxdownload did not write"), refused.stderr)
+            XCTAssertEqual(try Data(contentsOf: part), planted, "the file put in place was changed")
+            try fm.removeItem(at: part)
             let again = try await RunningCommand(["-d", "out", "-x", connections, url], in: work).wait()
             XCTAssertEqual(again.status, 0, again.stderr)
             XCTAssertTrue(holdsGenerated("out/r.bin", size: 4_000_000, seed: 8), "the next run's file")

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import XCTest
 import YXQueue
 import YXTestServer
@@ -51,6 +54,48 @@ final class DownloadResilienceTests: DownloadTestCase {
             let result = try await run(makeJob("/t.bin", file: "t-\(stall).bin", options: options)).get()
             XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: 100_000, seed: 12))
         }
+    }
+
+    /// A `NAME.part` with bytes that no download of ours wrote (no sidecar, no mark: a user's
+    /// `report.part`, or a finished download of a file named so) is left alone and the download fails
+    /// saying why; it was emptied and used (found by a review). One that a download of ours created and
+    /// that was killed before its first state was written carries the ownership mark, and starts over.
+    func testAPartThatIsNotOursIsLeftAlone() async throws {
+        server.serve("/report", Resource(.generated(size: 5_000, seed: 13), etag: "r"))
+        let part = directory.appendingPathComponent("report.part")
+        let notes = Data("my precious notes\n".utf8)
+        try notes.write(to: part)
+        let error = downloadError(await run(makeJob("/report")))
+        XCTAssertEqual(error?.kind, .fileSystem)
+        XCTAssertTrue(error?.message.hasSuffix(DownloadError.foreignPartReason) == true, "\(String(describing: error))")
+        XCTAssertEqual(try Data(contentsOf: part), notes, "the file was changed")
+        XCTAssertEqual(server.requests(to: "/report").count, 0)
+        XCTAssertEqual(files(), ["report.part"])
+
+        // The same bytes with our ownership mark: a download of ours made it, and it starts over.
+        let fd = open(part.path, O_RDWR)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertTrue(ResumeMark.write(ResumeMark.ownership, to: fd))
+        close(fd)
+        let result = try await run(makeJob("/report")).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: 5_000, seed: 13))
+        XCTAssertEqual(files(), ["report"])
+        XCTAssertNil(ResumeMark.read(from: open(result.file.path, O_RDONLY)), "a final file carries no mark")
+    }
+
+    /// A `.part` a download creates by name carries the ownership mark until its state replaces it.
+    func testAPartCreatedByNameIsMarkedAsOurs() async throws {
+        server.serve("/slow.bin", Resource(.generated(size: 400_000, seed: 14), etag: "s", bytesPerSecond: 200_000))
+        let job = makeJob("/slow.bin")
+        job.start(on: dispatcher)
+        let part = directory.appendingPathComponent("slow.bin.part").path
+        try await waitUntil("the .part to be named") { FileManager.default.fileExists(atPath: part) }
+        let fd = open(part, O_RDONLY)
+        defer { close(fd) }
+        let mark = ResumeMark.read(from: fd)
+        XCTAssertNotNil(mark, "the .part is marked")
+        job.cancel()
+        _ = try? await job.value
     }
 
     func testResumeAcrossJobsAndAChangedValidatorRestartsFromZero() async throws {
