@@ -103,10 +103,11 @@ final class ProbeOperation: TransferOperation, @unchecked Sendable {
     /// Verifies, flushes and renames: here when that is cheap (a length check), on a pool thread when a
     /// digest must be computed over the whole file (this may be a transfer thread, which must not block).
     private func finalize(_ finish: @escaping Completion) {
+        let isCanceled: @Sendable () -> Bool = { [self] in isCancelled }
         if session.finalizeReadsTheFile {
-            DispatchQueue.global().async { [session] in session.finalize(finish) }
+            DispatchQueue.global().async { [session] in session.finalize(isCanceled: isCanceled, finish) }
         } else {
-            session.finalize(finish)
+            session.finalize(isCanceled: isCanceled, finish)
         }
     }
 
@@ -156,6 +157,6 @@ final class FinalizeOperation: DownloadStep, @unchecked Sendable {
     }
 
     override func perform(_ finish: @escaping Completion) {
-        session.finalize(finish)
+        session.finalize(isCanceled: { [self] in isCancelled }, finish)
     }
 }

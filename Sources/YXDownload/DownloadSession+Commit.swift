@@ -37,13 +37,16 @@ extension DownloadSession {
         do {
             try checkPartIsStill(fd)
         } catch {
+            if finalNames(fd) { return alreadyNamed(result, fd: fd, hasMark: hasMark) }
             // The sidecar describes this download's file, not the one now in its place: a later run must
             // not take that file for a finished (or half-finished) download.
             if hasSidecar { unlink(metaPath) }
             throw error
         }
         guard rename(partPath, finalPath) == 0 else {
-            throw DownloadError.fileSystem("cannot rename to", path: finalPath, url: redactedURL)
+            let code = errno
+            if code == ENOENT && finalNames(fd) { return alreadyNamed(result, fd: fd, hasMark: hasMark) }
+            throw DownloadError.fileSystem("cannot rename to", path: finalPath, errno: code, url: redactedURL)
         }
         // After the rename, through the descriptor: a `.part` with bytes must keep its mark, or a later run
         // would take it for someone else's and leave it (a process killed between the two calls leaves
@@ -56,6 +59,24 @@ extension DownloadSession {
                 unlink(metaPath + ".tmp")  // left by a process killed while it rewrote the sidecar
             }
         }
+        return result
+    }
+
+    /// Whether the final name already names the file open as `fd`: another process that wrote the same
+    /// `.part` renamed it (a worker that lost its lease while paused, then woke up and finished: found by
+    /// a review, where the rightful worker then failed the job for good).
+    func finalNames(_ fd: Int32) -> Bool {
+        var own = stat()
+        var named = stat()
+        return fstat(fd, &own) == 0 && lstat(finalPath, &named) == 0 && own.st_dev == named.st_dev && own.st_ino == named.st_ino
+    }
+
+    /// The end of a commit whose file another process named: the bytes this download verified (and
+    /// flushed) are the final file's, so the download is done.
+    private func alreadyNamed(_ result: DownloadResult, fd: Int32, hasMark: Bool) -> DownloadResult {
+        if hasMark { ResumeMark.remove(from: fd) }
+        unlink(metaPath)  // the other process removed it already, or will find nothing to remove
+        logger.debug("already named", metadata: ["url": "\(redactedURL)", "file": "\(finalPath)"])
         return result
     }
 
@@ -82,7 +103,13 @@ extension DownloadSession {
 
     /// The last step of a download: ``verify()``, flush to disk when asked (batched, see `DiskSync`),
     /// ``commit(_:fd:hasSidecar:hasMark:)``. Calls `done` once, with the ``DownloadResult`` or the error.
-    func finalize(_ done: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+    ///
+    /// - Parameter isCanceled: Asked just before the rename: a download canceled meanwhile (a worker
+    ///   whose lease was lost while it flushed, say) keeps its `.part` and does not take the final name.
+    func finalize(
+        isCanceled: @escaping @Sendable () -> Bool = { false },
+        _ done: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void
+    ) {
         let verified: Verified
         do {
             verified = try verify()
@@ -94,12 +121,14 @@ extension DownloadSession {
             return
         }
         guard options.syncBeforeRename else {
+            if isCanceled() { return done(.failure(CancellationError())) }
             return done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
         engine.diskSync.sync(fd) { [self] flushed in
             guard flushed else {
                 return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))
             }
+            if isCanceled() { return done(.failure(CancellationError())) }
             done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
     }

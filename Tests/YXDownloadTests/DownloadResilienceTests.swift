@@ -83,6 +83,30 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertNil(ResumeMark.read(from: open(result.file.path, O_RDONLY)), "a final file carries no mark")
     }
 
+    /// Two downloads write one `.part` (a worker that lost its lease while paused, and the worker that
+    /// took the job over and resumed the file): the first to finish renames it, and the other finds its
+    /// own file under the final name and is done too. It failed with "No such file or directory"
+    /// (found by a review: the store then counted a whole file as failed for good).
+    func testTwoDownloadsOfOnePartBothEndWithTheFile() async throws {
+        let size: Int64 = 600_000
+        server.serve("/shared.bin", Resource(.generated(size: size, seed: 15), etag: "s", bytesPerSecond: 200_000))
+        let first = makeJob("/shared.bin")
+        first.start(on: dispatcher)
+        let part = directory.appendingPathComponent("shared.bin.part").path
+        // Past the first second: the `.part` carries its resume mark, and the second download resumes it.
+        try await waitUntil("the first download's resume state") {
+            let fd = open(part, O_RDONLY)
+            defer { if fd >= 0 { close(fd) } }
+            return fd >= 0 && ResumeMark.read(from: fd).map { $0 != ResumeMark.ownership } == true
+        }
+        let second = try await run(makeJob("/shared.bin")).get()
+        let firstResult = try await first.value as? DownloadResult
+        XCTAssertEqual(second.sha256, GeneratedContent.sha256(size: size, seed: 15))
+        XCTAssertEqual(firstResult?.sha256, GeneratedContent.sha256(size: size, seed: 15))
+        XCTAssertGreaterThan(second.resumedFrom, 0, "the second download resumed the first one's .part")
+        XCTAssertEqual(files(), ["shared.bin"])
+    }
+
     /// A `.part` a download creates by name carries the ownership mark until its state replaces it.
     func testAPartCreatedByNameIsMarkedAsOurs() async throws {
         server.serve("/slow.bin", Resource(.generated(size: 400_000, seed: 14), etag: "s", bytesPerSecond: 200_000))
