@@ -43,6 +43,13 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not check TLS certificates (only for servers you trust).")
     var insecure = false
 
+    /// Whether a header's text holds a control character other than a tab: a line break would end the
+    /// header and start another one of the user's making. Scalar by scalar: `"\r\n"` is one `Character`,
+    /// equal to neither `"\r"` nor `"\n"` (found by a review: a CRLF passed, and was sent).
+    static func holdsControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+
     func validate() throws {
         guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100 (got \(retries)).") }
         guard retryWait.isFinite, (0...3600).contains(retryWait) else {
@@ -59,7 +66,7 @@ struct RequestOptions: ParsableArguments {
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
-                !header.contains(where: { $0 == "\r" || $0 == "\n" })
+                !Self.holdsControlCharacters(header)
             else {
                 // Only the start of what was given: the rest may be a credential (a mistyped
                 // "Authorization Bearer TOKEN"), which is never printed (found by a review).
@@ -73,7 +80,7 @@ struct RequestOptions: ParsableArguments {
                 throw ValidationError("--header cannot set \(header[..<colon]): yxdownload sets it itself (resumes, -x).")
             }
         }
-        if let userAgent, userAgent.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        if let userAgent, Self.holdsControlCharacters(userAgent) {
             throw ValidationError("--user-agent must be one line.")
         }
     }

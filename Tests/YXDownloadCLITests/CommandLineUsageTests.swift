@@ -24,6 +24,9 @@ final class CommandLineUsageTests: CLITestCase {
             (["--max-speed", "fast", list], "--max-speed"),
             (["-H", "no colon", list], "--header must look like \"Name: value\", on one line (got one that starts \"no\"; its value is not shown)."),
             (["-H", "X-Key: a\nb", list], "--header must look like \"Name: value\", on one line (got one that starts \"X-Key\";"),
+            // A CRLF is one Character: it passed, and was sent as a second header (found by a review).
+            (["-H", "X-Key: a\r\nInjected: b", list], "--header must look like \"Name: value\", on one line (got one that starts \"X-Key\";"),
+            (["-U", "agent\r\nInjected: b", list], "--user-agent must be one line."),
             (["-H", "Range: bytes=0-9", list], "--header cannot set Range: yxdownload sets it itself"),
             (["--frobnicate", list], "Unknown option '--frobnicate'"),
             // Alone, an unknown option is still the error, not "nothing to download".
