@@ -734,6 +734,22 @@ final class DurableCommandTests: CLITestCase {
                 + "folder q cannot be written: give this user write access to it)\n"), status.stderr)
     }
 
+    /// A PostgreSQL store that cannot be reached says why (postgres-nio describes every error with one
+    /// generic sentence, which was all the message said: found by a review), without the password.
+    func testAPostgresStoreThatCannotBeReachedSaysWhy() async throws {
+        let (socket, port) = try loopbackSocket()
+        close(socket)  // nothing listens there
+        let output = try await yxdownload("status", "--queue", "postgres://bob:hunter2@127.0.0.1:\(port)/db?sslmode=disable")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(
+            output.stderr.hasPrefix(
+                "yxdownload: cannot open the queue postgres://bob:***@127.0.0.1:\(port)/db?sslmode=disable: PostgreSQL: "
+                    + "connection error ("), output.stderr)
+        XCTAssertTrue(output.stderr.contains("Connection refused"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("hunter2"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("Generic description"), output.stderr)
+    }
+
     func testAWorkerRefusesAFolderItCannotWrite() async throws {
         let setpriv = "/usr/bin/setpriv"
         try XCTSkipUnless(getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv), "needs root and setpriv")
