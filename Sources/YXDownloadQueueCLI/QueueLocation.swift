@@ -53,9 +53,11 @@ struct QueueLocation: Sendable, CustomStringConvertible {
         guard !isPostgres else { return "" }
         let folder = URL(fileURLWithPath: text).deletingLastPathComponent().path
         guard access(folder, W_OK | X_OK) != 0 else { return "" }
+        let readOnly = errno == EROFS
         let shown = (text as NSString).deletingLastPathComponent
         return " (SQLite makes \(text)-wal and -shm beside the store even to read it, and the folder "
-            + "\(shown.isEmpty ? "." : shown) cannot be written: give this user write access to it)"
+            + "\(shown.isEmpty ? "." : shown) cannot be written: "
+            + (readOnly ? "it is on a read-only file system; copy the store to a writable one)" : "give this user write access to it)")
     }
 
     /// A PostgreSQL URL without its `schema` query item, and that item's value.
