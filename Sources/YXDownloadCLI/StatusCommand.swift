@@ -12,7 +12,8 @@ package struct StatusCommand: ParsableCommand {
             States: waiting, available (queued, or waiting for a retry), running, succeeded, failed, \
             canceled, discarded (a job no worker can run). Bytes are those the workers recorded: whole \
             files for succeeded downloads, the bytes so far for running ones (written about twice a \
-            second). --json prints the same as one JSON object on one line.
+            second), what their last attempt fetched for the others; the total line counts the \
+            succeeded and running ones. --json prints the same as one JSON object on one line.
 
             --failed lists the downloads that failed for good instead, one line each: the file \
             (relative to the worker's --dir), why, and the URL (without credentials); with --json, one \
