@@ -144,6 +144,9 @@ struct DownloadListParser: Sendable {
         }
     }
 
+    /// The longest URL accepted, in bytes.
+    static let maximumURLLength = 65_536
+
     /// Why a text is not a URL that can be downloaded.
     struct URLProblem: Error, CustomStringConvertible {
         var description: String
@@ -152,6 +155,11 @@ struct DownloadListParser: Sendable {
     /// The URL a text names, if it is an http or https URL with a host (a list line or a command-line
     /// argument); otherwise why not, without credentials.
     static func downloadURL(_ text: String) -> Result<URL, URLProblem> {
+        // Servers refuse request lines of more than 8 to 64 KiB, and curl fails one of a megabyte as if it
+        // had run out of memory (found by a review): a longer URL is an input error, said as such.
+        guard text.utf8.count <= maximumURLLength else {
+            return .failure(URLProblem(description: "URL longer than \(maximumURLLength) bytes (\(text.utf8.count))"))
+        }
         // `URL(string:)` would quietly escape these: a tab before a second URL (aria2's mirrors), a
         // comment after a space, a NUL would all become part of the path.
         if text.unicodeScalars.contains(where: {

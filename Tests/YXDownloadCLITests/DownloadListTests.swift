@@ -77,6 +77,18 @@ final class DownloadListTests: XCTestCase {
         XCTAssertFalse(errors.joined().contains("secret"), "credentials never appear in messages")
     }
 
+    /// A URL longer than servers and curl take is an input error (a megabyte-long one failed as "the
+    /// server sent a response header larger than curl accepts": found by a review).
+    func testAVeryLongURLIsAnInputError() {
+        let long = "http://a.example/" + String(repeating: "x", count: DownloadListParser.maximumURLLength)
+        var parser = DownloadListParser(fileName: "l.txt")
+        _ = parser.consume(long, number: 1)
+        _ = parser.finish()
+        XCTAssertEqual(
+            parser.errors.map(\.description),
+            ["l.txt:1: URL longer than \(DownloadListParser.maximumURLLength) bytes (\(long.utf8.count))"])
+    }
+
     func testDuplicateAndEmptyOptions() {
         let (_, errors) = parse(
             """
