@@ -62,6 +62,14 @@ extension DownloadSession {
         return result
     }
 
+    /// A download canceled with all its bytes: its `.part` keeps them, named and described (an unnamed
+    /// one gets its name now, or it would vanish when closed), so that the next run finalizes it without
+    /// a request (found by a review: the cancel check lost them).
+    private func canceledBeforeTheRename(_ done: @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+        persist()
+        done(.failure(CancellationError()))
+    }
+
     /// Whether the final name already names the file open as `fd`: another process that wrote the same
     /// `.part` renamed it (a worker that lost its lease while paused, then woke up and finished: found by
     /// a review, where the rightful worker then failed the job for good).
@@ -121,14 +129,14 @@ extension DownloadSession {
             return
         }
         guard options.syncBeforeRename else {
-            if isCanceled() { return done(.failure(CancellationError())) }
+            if isCanceled() { return canceledBeforeTheRename(done) }
             return done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
         engine.diskSync.sync(fd) { [self] flushed in
             guard flushed else {
                 return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))
             }
-            if isCanceled() { return done(.failure(CancellationError())) }
+            if isCanceled() { return canceledBeforeTheRename(done) }
             done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
     }

@@ -200,7 +200,11 @@ extension DownloadSession {
                     s.resume.etag = response.etag
                     s.resume.lastModified = response.lastModified
                     s.resume.total = total
-                    s.resume.segments = Self.segments(total: total, options: options)
+                    // Without a validator nothing ties one part's bytes to another's version of the file:
+                    // one stream, whose retries start over (found by a review: the parts' retries glued a
+                    // changed file's bytes to the first version's, exit 0).
+                    let hasValidator = s.resume.validator != nil
+                    s.resume.segments = Self.segments(total: total, options: options, connections: hasValidator ? nil : 1)
                 }
                 persistLocked(&s, force: s.hasSidecar || total >= Self.earlySidecarSize)
             }
@@ -227,10 +231,10 @@ extension DownloadSession {
         }
     }
 
-    private static func segments(total: Int64, options: DownloadOptions) -> [ResumeState.Segment] {
+    private static func segments(total: Int64, options: DownloadOptions, connections: Int? = nil) -> [ResumeState.Segment] {
         guard total > 0 else { return [.init(start: 0, end: -1, done: 0)] }
         let minimum = max(1, options.minimumSegmentSize)
-        let count = Int(max(1, min(Int64(options.connections), total / minimum)))
+        let count = Int(max(1, min(Int64(connections ?? options.connections), total / minimum)))
         // Rounded up without `total + count - 1`, which overflows for a length near Int64.max (a server
         // can announce one: found by the header fuzzer).
         let divisor = Int64(count)

@@ -191,6 +191,31 @@ final class FailureMessageTests: CLITestCase {
         XCTAssertEqual(server.requests(to: "/report").count, 0)
     }
 
+    /// A folder made under a file's name while the file downloads (another entry's `dir=`): the finished
+    /// file, until then unnamed, is kept as `NAME.part`, marked as ours, so that once the folder is moved
+    /// the same command finishes it (found by a review: the `.part` had no mark, and the rerun left it as
+    /// someone else's).
+    func testAFolderMadeUnderTheNameDuringTheDownloadLeavesAPartTheRerunUses() async throws {
+        serveGenerated("/x.bin", size: 200_000, seed: 10, bytesPerSecond: 400_000)
+        serveGenerated("/y.bin", size: 10, seed: 11)
+        try writeList("\(server.url("/x.bin"))\n  out=c\n\(server.url("/y.bin"))\n  dir=c\n", name: "clash.txt")
+        let clash = try await yxdownload("clash.txt", "-d", "o")
+        XCTAssertEqual(clash.status, 1, clash.stderr)
+        XCTAssertTrue(clash.stderr.contains("fail  o/c  a folder is in the way of o/c: "), clash.stderr)
+        XCTAssertTrue(holdsGenerated("o/c/y.bin", size: 10, seed: 11))
+        let part = work.appendingPathComponent("o/c.part").path
+        let fd = open(part, O_RDONLY)
+        XCTAssertGreaterThanOrEqual(fd, 0, "the finished bytes are kept")
+        XCTAssertNotNil(ResumeMark.read(from: fd), "and marked as ours")
+        close(fd)
+        try FileManager.default.moveItem(
+            at: work.appendingPathComponent("o/c"), to: work.appendingPathComponent("o/c-moved"))
+        try writeList("\(server.url("/x.bin"))\n  out=c\n", name: "x.txt")
+        let again = try await yxdownload("x.txt", "-d", "o")
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(holdsGenerated("o/c", size: 200_000, seed: 10))
+    }
+
     /// The last step, naming the finished file, refused by the kernel (`strace` injects the error into
     /// the real binary's `linkat`): the message names the file that could not be made, not the write.
     func testTheFinishedFileCannotBeNamed() async throws {

@@ -43,6 +43,24 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(result.resumedFrom, 0)
     }
 
+    /// Segments need a validator: without one, nothing ties a part's bytes to the others' version of the
+    /// file, so the download is one stream, whose retries start over (found by a review: a part's retry
+    /// glued a changed file's bytes to the first version's, exit 0).
+    func testSegmentsWithoutAValidatorAreOneStream() async throws {
+        let size: Int64 = 3_000_000
+        var resource = Resource.versions([
+            Resource.Version(.generated(size: size, seed: 17)), Resource.Version(.generated(size: size, seed: 17)),
+            Resource.Version(.generated(size: size, seed: 18)),
+        ])
+        resource.failures = [.dropAfter(bytes: 1_000_000), .dropAfter(bytes: 1_000_000)]  // the probe's one byte arrives whole
+        server.serve("/x.bin", resource)
+        let result = try await run(makeJob("/x.bin", options: fastOptions(connections: 4))).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 18), "the last version, whole")
+        let requests = server.requests(to: "/x.bin")
+        XCTAssertEqual(requests.count, 3, "the probe, one stream, its retry from zero")
+        XCTAssertEqual(requests.last?.header("Range"), nil)
+    }
+
     /// Timeouts beyond what the engine counts (a year), infinite or not a number are no limit: the
     /// conversion to the engine's integers does not trap (found by a review: `--timeout 1e20` crashed).
     func testTimeoutsTooLongForTheEnginesClockDoNotTrap() async throws {
