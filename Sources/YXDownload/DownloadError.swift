@@ -117,9 +117,9 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     /// file had taken its place (someone who can write in the folder replaced it during the download).
     public static let replacedPartReason = "it was replaced by another file during the download"
 
-    /// How the message of a `.fileSystem` error ends when a `NAME.part` that holds bytes was not made by
-    /// this program (no resume state, no mark): it is left alone, never emptied.
-    public static let foreignPartReason = "it holds bytes that were not written by a download of this program"
+    /// How the message of a `.fileSystem` error ends when a `NAME.part` that holds bytes has neither resume
+    /// state nor mark (a user's file, or one an older version left): it is left alone, never emptied.
+    public static let foreignPartReason = "it holds bytes that no download of this program marked as its own"
 
     /// A file-system error from `errno`.
     static func fileSystem(_ what: String, path: String, errno code: Int32 = errno, url: String) -> DownloadError {

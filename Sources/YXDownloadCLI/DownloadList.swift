@@ -171,6 +171,11 @@ struct DownloadListParser: Sendable {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             return .failure(URLProblem(description: "not a URL: \(redacted(text))"))
         }
+        // As sent: a character beyond ASCII goes as several %-escapes.
+        let sent = url.absoluteString.utf8.count
+        guard sent <= maximumURLLength else {
+            return .failure(URLProblem(description: "URL longer than \(maximumURLLength) bytes once %-encoded (\(sent))"))
+        }
         // A port `URL` kept out of range, or one too large for it to keep (it drops it then).
         if url.port.map({ !(1...65535).contains($0) }) ?? Self.writesAPort(text) {
             let port = url.port.map { "port \($0)" } ?? "the port"

@@ -140,8 +140,10 @@ package enum FailureMessage {
         // The library's message is "cannot VERB /absolute/path: reason": name the file as the user gave it.
         let part = file + ".part"
         if error.message.hasSuffix(DownloadError.foreignPartReason) {
-            return "\(part) is in the way: it holds bytes that yxdownload did not write, so it is left alone; "
-                + "move it away" + (context.again.map { ", then \($0)" } ?? "")
+            // Not provably ours: a user's file, or one an older yxdownload left (it marked fewer).
+            return "\(part) is in the way: it holds bytes that yxdownload did not mark as its own (a file of "
+                + "yours, or one left by an older version), so it is left alone; move it away or delete it"
+                + (context.again.map { ", then \($0)" } ?? "")
         }
         if error.message.hasSuffix(DownloadError.replacedPartReason) {
             // The file in its place is not ours: a later run leaves it alone too.

@@ -70,8 +70,12 @@ struct RequestOptions: ParsableArguments {
             else {
                 // Only the start of what was given: the rest may be a credential (a mistyped
                 // "Authorization Bearer TOKEN"), which is never printed (found by a review).
-                let start = String(header.prefix { $0 != " " && $0 != "\t" && $0 != ":" && !$0.isNewline }.prefix(40))
-                let got = start.isEmpty ? "" : " (got one that starts \"\(DownloadListParser.printable(start))\"; its value is not shown)"
+                // The name only when a separator follows it: a pasted token with none would be shown whole.
+                let name = header.unicodeScalars.prefix { $0 != " " && $0 != "\t" && $0 != ":" && $0.value >= 0x20 }
+                let separated = name.count < header.unicodeScalars.count && (1...40).contains(name.count)
+                let start = separated ? String(String.UnicodeScalarView(name)) : ""
+                let got = start.isEmpty ? " (its text is not shown: it may hold a credential)"
+                    : " (got one that starts \"\(DownloadListParser.printable(start))\"; its value is not shown)"
                 throw ValidationError("--header must look like \"Name: value\", on one line\(got).")
             }
             // The fields that make a resume or a segment: a user's value would break every download.

@@ -49,6 +49,13 @@ final class CommandLineUsageTests: CLITestCase {
         XCTAssertEqual(secret.status, 2, secret.stderr)
         XCTAssertFalse(secret.stderr.contains("SECRETTOKEN"), secret.stderr)
         XCTAssertTrue(secret.stderr.contains("(got one that starts \"Authorization\"; its value is not shown)"), secret.stderr)
+        // A pasted token alone, without a separator, is not shown at all (found by a review).
+        for token in ["ghp_SECRETabcdef0123456789", "Authorization=Bearer_SECRET", "X-Api-Key;SECRET"] {
+            let pasted = try await RunningCommand(["-H", token, list], in: work).wait()
+            XCTAssertEqual(pasted.status, 2, pasted.stderr)
+            XCTAssertFalse(pasted.stderr.contains("SECRET"), pasted.stderr)
+            XCTAssertTrue(pasted.stderr.contains("(its text is not shown: it may hold a credential)"), pasted.stderr)
+        }
     }
 
     func testMissingInputFileExitsTwo() async throws {

@@ -87,6 +87,11 @@ final class DownloadListTests: XCTestCase {
         XCTAssertEqual(
             parser.errors.map(\.description),
             ["l.txt:1: URL longer than \(DownloadListParser.maximumURLLength) bytes (\(long.utf8.count))"])
+        // Counted as sent: "é" goes as six bytes, "%C3%A9" (found by a review).
+        let accented = "http://a.example/" + String(repeating: "é", count: 30_000)
+        XCTAssertLessThan(accented.utf8.count, DownloadListParser.maximumURLLength)
+        guard case .failure(let problem) = DownloadListParser.downloadURL(accented) else { return XCTFail("accepted") }
+        XCTAssertTrue(problem.description.hasPrefix("URL longer than 65536 bytes once %-encoded ("), problem.description)
     }
 
     func testDuplicateAndEmptyOptions() {

@@ -185,8 +185,9 @@ final class FailureMessageTests: CLITestCase {
         try notes.write(to: work.appendingPathComponent("p/report.part"))
         try await expectFailure(
             [url, "-d", "p"], file: "p/report", url: url,
-            message: "p/report.part is in the way: it holds bytes that yxdownload did not write, so it is left alone; "
-                + "move it away, then run the same command again")
+            message: "p/report.part is in the way: it holds bytes that yxdownload did not mark as its own (a file of "
+                + "yours, or one left by an older version), so it is left alone; move it away or delete it, then run the "
+                + "same command again")
         XCTAssertEqual(try Data(contentsOf: work.appendingPathComponent("p/report.part")), notes)
         XCTAssertEqual(server.requests(to: "/report").count, 0)
     }
@@ -329,7 +330,7 @@ final class FailureMessageTests: CLITestCase {
             // moved away downloads the file again.
             let refused = try await RunningCommand(["-d", "out", "-x", connections, url], in: work).wait()
             XCTAssertEqual(refused.status, 1, refused.stderr)
-            XCTAssertTrue(refused.stderr.contains("out/r.bin.part is in the way: it holds bytes that yxdownload did not write"), refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("out/r.bin.part is in the way: it holds bytes that yxdownload did not mark as its own"), refused.stderr)
             XCTAssertEqual(try Data(contentsOf: part), planted, "the file put in place was changed")
             try fm.removeItem(at: part)
             let again = try await RunningCommand(["-d", "out", "-x", connections, url], in: work).wait()
