@@ -53,6 +53,16 @@ public struct DownloadOptions: Sendable, Equatable {
     public init() {}
 }
 
+extension DownloadOptions {
+    /// Whether a header's text (or the user agent) holds a control character other than a tab: a line
+    /// break would end the header and start one of its own. Scalar by scalar: `"\r\n"` is one
+    /// `Character`, equal to neither `"\r"` nor `"\n"`. A download whose options hold one fails before
+    /// any request.
+    package static func holdsControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+}
+
 /// The version of YXDownload and `yxdownload`.
 public enum YXDownloadVersion {
     public static let string = "1.0.0"

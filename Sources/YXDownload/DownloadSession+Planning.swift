@@ -19,6 +19,13 @@ extension DownloadSession {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw DownloadError(.unsupportedScheme, "only http and https URLs are supported", url: redactedURL)
         }
+        // A line break in a header or the user agent would add header lines of its own to the request:
+        // whoever made the options (a job stored by an older version, a program) is refused here too.
+        if options.headers.contains(where: DownloadOptions.holdsControlCharacters) || DownloadOptions.holdsControlCharacters(options.userAgent) {
+            throw DownloadError(
+                .transfer, "a request header or the user agent holds a control character (a line break would add "
+                    + "header lines of its own): not sent", url: redactedURL)
+        }
         if destinationIsFresh {
             // The maker listed the folder: nothing to look for. The `.part` starts without a name where
             // it can (see `DownloadSession+UnnamedPart.swift`); a `NAME.part` that appeared since the

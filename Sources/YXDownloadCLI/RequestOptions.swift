@@ -43,13 +43,6 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Do not check TLS certificates (only for servers you trust).")
     var insecure = false
 
-    /// Whether a header's text holds a control character other than a tab: a line break would end the
-    /// header and start another one of the user's making. Scalar by scalar: `"\r\n"` is one `Character`,
-    /// equal to neither `"\r"` nor `"\n"` (found by a review: a CRLF passed, and was sent).
-    static func holdsControlCharacters(_ text: String) -> Bool {
-        text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
-    }
-
     func validate() throws {
         guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100 (got \(retries)).") }
         guard retryWait.isFinite, (0...3600).contains(retryWait) else {
@@ -66,7 +59,7 @@ struct RequestOptions: ParsableArguments {
         for header in headers {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex,
                 !header[..<colon].contains(where: { $0 == " " || $0 == "\t" }),
-                !Self.holdsControlCharacters(header)
+                !DownloadOptions.holdsControlCharacters(header)
             else {
                 // Only the start of what was given: the rest may be a credential (a mistyped
                 // "Authorization Bearer TOKEN"), which is never printed (found by a review).
@@ -84,7 +77,7 @@ struct RequestOptions: ParsableArguments {
                 throw ValidationError("--header cannot set \(header[..<colon]): yxdownload sets it itself (resumes, -x).")
             }
         }
-        if let userAgent, Self.holdsControlCharacters(userAgent) {
+        if let userAgent, DownloadOptions.holdsControlCharacters(userAgent) {
             throw ValidationError("--user-agent must be one line.")
         }
     }

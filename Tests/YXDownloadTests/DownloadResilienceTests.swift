@@ -61,6 +61,22 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(requests.last?.header("Range"), nil)
     }
 
+    /// Options holding a line break in a header or the user agent (a job stored by an older version, a
+    /// program's own options) fail before any request: the break would add header lines of its own
+    /// (found by a review: a stored CRLF header was sent).
+    func testAHeaderWithALineBreakIsNeverSent() async throws {
+        server.serve("/h.bin", Resource(.generated(size: 10, seed: 19), etag: "h"))
+        for (header, agent) in [("X-A: 1\r\nX-Injected: 2", "yxdownload"), ("X-A: 1", "agent\r\nX-Injected: 2")] {
+            var options = fastOptions()
+            options.headers = [header]
+            options.userAgent = agent
+            let error = downloadError(await run(makeJob("/h.bin", options: options)))
+            XCTAssertEqual(error?.kind, .transfer)
+            XCTAssertTrue(error?.message.hasPrefix("a request header or the user agent holds a control character") == true)
+        }
+        XCTAssertEqual(server.requests(to: "/h.bin").count, 0)
+    }
+
     /// Timeouts beyond what the engine counts (a year), infinite or not a number are no limit: the
     /// conversion to the engine's integers does not trap (found by a review: `--timeout 1e20` crashed).
     func testTimeoutsTooLongForTheEnginesClockDoNotTrap() async throws {
