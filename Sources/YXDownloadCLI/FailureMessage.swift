@@ -42,6 +42,15 @@ package enum FailureMessage {
         func advice(_ what: String) -> String {
             again.map { ": \($0) to \(what)" } ?? ""
         }
+
+        /// `; RUN` or `; QUEUE` for a download that failed for good, nothing when the store tries again.
+        func advice(run: String, queue: String) -> String {
+            switch self {
+            case .run: "; " + run
+            case .queue: "; " + queue
+            case .requeued: ""
+            }
+        }
     }
 
     /// The message for `error`; `file` is the download's file as the user sees it (`--dir` then the
@@ -112,25 +121,18 @@ package enum FailureMessage {
         case 401: return "\(head): the server wants credentials (user:password@ in the URL, or -H \"Authorization: ...\")"
         case 403: return "\(head): the server refuses this file to us; check the URL and any credentials"
         case 429:
-            let advice = switch context {
-            case .run: "; try again later, or with a lower -j"
-            case .queue: "; enqueue it again later, or give the host a lower enqueue --per-host"
-            case .requeued: ""
-            }
+            let advice = context.advice(
+                run: "try again later, or with a lower -j", queue: "enqueue it again later, or give the host a lower enqueue --per-host")
             return "\(head)\(attempts): the server limits requests\(advice)"
         case 408:
-            let advice = context == .requeued ? "" : "; check the network, then try again"
+            let advice = context.advice(run: "check the network, then try again", queue: "check the network, then try again")
             return "\(head)\(attempts): the server stopped waiting for the request\(advice)"
         case 501: return "\(head): the server cannot serve this request; check the URL"
         case 200...299:
             // A success without the file (204 No Content, 205…): not a refusal (found by a review).
             return "\(head): the server answered without sending a file; check the URL"
         case 500...599:
-            let later = switch context {
-            case .run: "; try again later (the same command resumes what arrived)"
-            case .queue: "; enqueue it again later"
-            case .requeued: ""
-            }
+            let later = context.advice(run: "try again later (the same command resumes what arrived)", queue: "enqueue it again later")
             return "\(head)\(attempts): the server failed\(later)"
         default: return "\(head): the server refused the request; check the URL"
         }
