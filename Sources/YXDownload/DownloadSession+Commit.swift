@@ -76,7 +76,7 @@ extension DownloadSession {
     func finalNames(_ fd: Int32) -> Bool {
         var own = stat()
         var named = stat()
-        return fstat(fd, &own) == 0 && lstat(finalPath, &named) == 0 && own.st_dev == named.st_dev && own.st_ino == named.st_ino
+        return fstat(fd, &own) == 0 && lstat(finalPath, &named) == 0 && Self.isSameFile(own, named)
     }
 
     /// The end of a commit whose file another process named: the bytes this download verified (and
@@ -88,6 +88,11 @@ extension DownloadSession {
         return result
     }
 
+    /// Whether two `stat` results are of one file: the same device and inode.
+    private static func isSameFile(_ a: stat, _ b: stat) -> Bool {
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    }
+
     /// Throws unless `partPath` names the file open as `fd` (same device and inode, not a link to it).
     func checkPartIsStill(_ fd: Int32) throws(DownloadError) {
         var own = stat()
@@ -96,7 +101,7 @@ extension DownloadSession {
         guard lstat(partPath, &named) == 0 else {
             throw DownloadError.fileSystem("cannot rename to \(finalPath): cannot find", path: partPath, url: redactedURL)
         }
-        guard own.st_dev == named.st_dev, own.st_ino == named.st_ino else {
+        guard Self.isSameFile(own, named) else {
             throw DownloadError(
                 .fileSystem, "cannot rename \(partPath): \(DownloadError.replacedPartReason)",
                 url: redactedURL)

@@ -41,7 +41,7 @@ extension DownloadSession {
             // looked at as usual).
             let fd = try openPart(flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, allowingExisting: true)
             if fd >= 0 {
-                let mark = Self.markAsOurs(fd)
+                let mark = ResumeMark.claim(fd)
                 return state.withLock { s in
                     s.fd = fd
                     s.mark = mark
@@ -65,7 +65,10 @@ extension DownloadSession {
         var mark: String?
         var fd = try openPart(flags: O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, allowingExisting: true)
         if fd >= 0 {
-            mark = Self.markAsOurs(fd)
+            // Ours from its creation: a later run that finds it with bytes and no resume state (this one
+            // killed in its first second) may empty it. The mark that describes the download replaces this
+            // one, and the rename removes it.
+            mark = ResumeMark.claim(fd)
         } else {
             fd = try openPart(flags: O_RDWR | O_CREAT | O_CLOEXEC, allowingExisting: false)
         }
@@ -120,14 +123,6 @@ extension DownloadSession {
             }
             return Self.planTransfer(&s, options: options)
         }
-    }
-
-    /// Marks a `.part` this download just created as its own (``ResumeMark/ownership``), so that a later
-    /// run that finds it with bytes and no resume state (this one killed in its first second) knows it
-    /// may empty it; the mark that describes the download replaces it, and the rename removes it.
-    /// Returns the mark set, nil where the file system keeps none.
-    private static func markAsOurs(_ fd: Int32) -> String? {
-        ResumeMark.write(ResumeMark.ownership, to: fd) ? ResumeMark.ownership : nil
     }
 
     /// The plan is to transfer what is missing; returns whether a network probe must come first.

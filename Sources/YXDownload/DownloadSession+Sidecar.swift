@@ -38,8 +38,7 @@ extension DownloadSession {
             // The state goes, so that a later run starts over; the `.part` stays marked as ours, or that
             // run would take it for someone else's and leave it.
             if s.mark != ResumeMark.ownership, !s.isUnnamed {
-                s.mark = ResumeMark.write(ResumeMark.ownership, to: s.fd) ? ResumeMark.ownership : nil
-                if s.mark == nil { ResumeMark.remove(from: s.fd) }
+                if let owned = ResumeMark.claim(s.fd) { s.mark = owned } else { dropMarkLocked(&s) }
             }
             return
         }

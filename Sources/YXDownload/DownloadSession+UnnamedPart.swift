@@ -112,9 +112,7 @@ extension DownloadSession {
         // Marked as ours from the moment it has a name, as a `.part` made by name is: a commit whose rename
         // then fails leaves it so, and the next run resumes it instead of leaving it as someone else's
         // (found by a review). The state's own mark or sidecar, when written, replaces this one.
-        if s.mark == nil, !s.hasSidecar, ResumeMark.write(ResumeMark.ownership, to: s.fd) {
-            s.mark = ResumeMark.ownership
-        }
+        if s.mark == nil, !s.hasSidecar { s.mark = ResumeMark.claim(s.fd) }
         return true
     }
 }

@@ -63,6 +63,11 @@ enum ResumeMark {
     /// that keeps marks, is someone else's).
     static let ownership = "0"
 
+    /// Sets ``ownership`` on the open file `fd`: the mark set, or nil where the file system keeps none.
+    static func claim(_ fd: Int32) -> String? {
+        write(ownership, to: fd) ? ownership : nil
+    }
+
     /// The mark of the open file `fd`, if it has one.
     static func read(from fd: Int32) -> String? {
         lookUp(on: fd).value

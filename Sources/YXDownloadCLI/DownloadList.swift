@@ -80,14 +80,9 @@ struct DownloadListParser: Sendable {
         let indented = text.first == " " || text.first == "\t"
         if !isValidUTF8 {
             // Found by a review: a Latin-1 byte in a URL became U+FFFD, and another URL was requested.
-            let reason = "not UTF-8 text (save the list as UTF-8, or write the byte %-escaped in a URL)"
-            if indented {
-                fail(number, reason)
-                pendingIsValid = false
-                return nil
-            }
-            let completed = takePending()
-            fail(number, reason)
+            // A URL line ends the entry above it; an option line spoils its entry.
+            let completed = indented ? nil : takePending()
+            fail(number, "not UTF-8 text (save the list as UTF-8, or write the byte %-escaped in a URL)")
             pendingIsValid = false
             return completed
         }
