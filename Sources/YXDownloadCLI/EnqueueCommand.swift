@@ -8,7 +8,8 @@ import YXTerminal
 ///
 /// A job's unique key is its destination: an entry whose file a live job (waiting, queued or running)
 /// already has joins that job instead of being stored again, so enqueueing the same list twice does not
-/// download twice.
+/// download twice. An entry whose file a live job downloads from another URL (or with another checksum)
+/// is reported, and nothing is stored.
 ///
 /// Only its options are defined here; `yxdownload-queue` runs it (``QueueCommands``).
 package struct EnqueueCommand: ParsableCommand {
@@ -29,8 +30,10 @@ package struct EnqueueCommand: ParsableCommand {
             postgres:// URL (workers on many machines).
 
             The destination is the job's unique key: an entry whose file is already queued or running \
-            joins that job, so enqueueing a list twice downloads each file once. A file that is already \
-            complete in the worker's folder is skipped (counted as skipped) unless --overwrite.
+            joins that job, so enqueueing a list twice downloads each file once. An entry whose file is \
+            queued from another URL, or with another checksum, would never be downloaded: it is \
+            reported and nothing is stored. A file that is already complete in the worker's folder is \
+            skipped (counted as skipped) unless --overwrite.
 
             --per-host N limits how many downloads from one host (scheme, host and port) run at once, \
             counted across every worker of the store. The limit stays in the store for that host and \
@@ -40,8 +43,9 @@ package struct EnqueueCommand: ParsableCommand {
               yxdownload worker --queue jobs.sqlite -d downloads -j 8
               yxdownload status --queue jobs.sqlite
 
-            Exit status: 0 stored (or joined), 1 the store failed or the list changed after its check \
-            (nothing was stored), 2 bad usage or input (nothing was stored).
+            Exit status: 0 stored (or joined), 1 the store failed, the list changed after its check or \
+            an entry's file is queued for another download (nothing was stored), 2 bad usage or input \
+            (nothing was stored).
             """
     )
 

@@ -39,7 +39,7 @@ extension EnqueueCommand {
         let reader = RequestReader(entries: list.entries(), options: options)
         // The per-host limits go in with the jobs, in their transaction: before any of them is claimable,
         // and not at all when nothing is stored.
-        let batches = JobRequestBatches(concurrencyLimits: limits) { try reader.nextBatch() }
+        let batches = JobRequestBatches(concurrencyLimits: limits, checkingJoins: reader.check) { try reader.nextBatch() }
         let location = QueueLocation(text: queue)
         let quiet = quiet
         return BlockingRun.run {
@@ -63,6 +63,9 @@ extension EnqueueCommand {
         } catch let failure as RequestReader.Failure {
             console.writeErr("yxdownload: \(failure); nothing was stored.\n")
             status = ExitStatus.failure
+        } catch let conflicts as RequestReader.Conflicts {
+            console.writeErr(conflicts.report)
+            status = ExitStatus.failure
         } catch {
             console.writeErr("yxdownload: cannot store the downloads in \(location): \(StoreErrorText.short(error)); nothing was stored.\n")
             status = ExitStatus.failure
@@ -72,14 +75,36 @@ extension EnqueueCommand {
     }
 
     /// Builds the jobs of the list's entries a batch at a time, as the store asks for them (inside its
-    /// transaction, one call at a time: ``JobRequestBatches`` serializes the calls).
+    /// transaction, one call at a time: ``JobRequestBatches`` serializes the calls), and checks that an
+    /// entry that joins a queued job asks for the same download.
     private final class RequestReader: @unchecked Sendable {
         private var entries: EnqueueList.Entries
         private let options: StoredDownloadOptions
+        private var conflicts = Conflicts()
 
         /// Why the jobs could not all be built: the store rolls back, nothing is stored.
         struct Failure: Error, CustomStringConvertible {
             var description: String
+        }
+
+        /// Entries whose file is queued already, but from another URL or with another checksum: joined,
+        /// they would never be downloaded, so the store rolls back and nothing is stored.
+        struct Conflicts: Error {
+            /// How many, and the first few, described.
+            var count = 0
+            var described: [String] = []
+            static let describedAtMost = 10
+
+            /// What the user reads: the first conflicts, then what to do.
+            var report: String {
+                var text = described.map { "yxdownload: \($0)\n" }.joined()
+                if count > described.count { text += "yxdownload: … and \(count - described.count) more\n" }
+                let entries = count == 1 ? "1 entry names a file" : "\(count) entries name files"
+                text += "yxdownload: \(entries) already queued for another download; nothing was stored. "
+                    + "Give \(count == 1 ? "it another name" : "them other names") with out=NAME (or dir=), "
+                    + "or enqueue \(count == 1 ? "it" : "them") again once the queued download ended.\n"
+                return text
+            }
         }
 
         init(entries: EnqueueList.Entries, options: StoredDownloadOptions) {
@@ -99,7 +124,28 @@ extension EnqueueCommand {
             }
             // A list that could not be read again to its end must not be stored in part.
             if let failure = entries.failure { throw Failure(description: failure) }
+            if batch.isEmpty && conflicts.count > 0 { throw conflicts }  // every join was checked by now
             return batch.isEmpty ? nil : batch
+        }
+
+        /// Notes an entry that joined a queued download other than its own (another URL or checksum). The
+        /// same download queued again (its options may differ) joins, as the unique key intends.
+        func check(_ joined: JoinedRequest) {
+            let decoder = JSONDecoder()
+            guard let wanted = try? decoder.decode(StoredDownload.self, from: joined.request.payload),
+                let queued = try? decoder.decode(StoredDownload.self, from: joined.existingPayload),
+                queued.url != wanted.url || queued.checksum != wanted.checksum
+            else { return }
+            conflicts.count += 1
+            guard conflicts.described.count < Conflicts.describedAtMost else { return }
+            let difference: String
+            if queued.url != wanted.url {
+                difference = "from \(queued.redactedURL); this entry asks for \(wanted.redactedURL)"
+            } else {
+                difference = "with \(queued.checksum.map { "checksum \($0)" } ?? "no checksum"); "
+                    + "this entry gives \(wanted.checksum.map { "checksum \($0)" } ?? "none")"
+            }
+            conflicts.described.append("\(wanted.relativePath) is already queued (job \(joined.existing)) \(difference)")
         }
     }
 }

@@ -106,7 +106,7 @@ struct QueueReport: Codable, Sendable, Equatable {
                     let download = downloads[job.id]
                     return Running(
                         id: job.id.rawValue, file: download?.relativePath ?? job.name,
-                        url: download.flatMap { URL(string: $0.url) }.map { URLRedaction.redacted($0) } ?? "",
+                        url: download?.redactedURL ?? "",
                         attempt: job.attempt, bytesDone: job.progress.completedUnits, bytesTotal: job.progress.totalUnits,
                         fraction: job.progress.fraction, canceling: job.cancelRequested)
                 })

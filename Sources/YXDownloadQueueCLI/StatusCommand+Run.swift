@@ -52,8 +52,7 @@ extension StatusCommand {
                 JobQuery(states: [.failed], names: [StoredDownload.jobName], after: after, limit: 1000))
             for record in page {
                 guard let download = try? JSONDecoder().decode(StoredDownload.self, from: record.payload) else { continue }
-                let url = URL(string: download.url).map { URLRedaction.redacted($0) }
-                    ?? URLRedaction.redactingCredentials(in: download.url)
+                let url = download.redactedURL
                 let why = record.message ?? "failed"
                 if json {
                     lines.append(

@@ -30,6 +30,11 @@ struct StoredDownload: Codable, Sendable, Equatable {
     /// The per-download options given to `enqueue`.
     var options: StoredDownloadOptions
 
+    /// The URL without its credentials, for output.
+    var redactedURL: String {
+        URL(string: url).map { URLRedaction.redacted($0) } ?? URLRedaction.redactingCredentials(in: url)
+    }
+
     /// The file relative to the worker's `--dir`, with `/` between components.
     var relativePath: String { path.joined(separator: "/") }
 

@@ -22,6 +22,7 @@ public final class JobRequestBatches: @unchecked Sendable {
     // closure that keeps an iterator (not `Sendable`) may be called from the store's threads.
     private let lock = NSLock()
     private var produce: (() throws -> [JobRequest]?)?
+    private let checkJoin: ((JoinedRequest) throws -> Void)?
 
     /// Concurrency limits (by key, as ``JobStore/setConcurrencyLimit(_:forKey:)`` sets them) that the
     /// store sets in the same transaction, before the first job: no job is claimable before its limit,
@@ -31,10 +32,29 @@ public final class JobRequestBatches: @unchecked Sendable {
 
     /// - Parameters:
     ///   - concurrencyLimits: Limits set with the jobs, in their transaction.
+    ///   - checkingJoins: Called for each request that joins a live job (``JobOptions/onDuplicate`` is
+    ///     `.join` and a live job holds its unique key), with that job's identifier and parameters: a
+    ///     check that the job joined is the one the caller meant. What it throws ends the enqueue, and
+    ///     nothing of it is stored. It is called between batches, one call at a time, like `next`: the
+    ///     joins of a batch are checked before the next batch is asked for, so `next` may throw once the
+    ///     list ends, after every join was seen. (A store that does not implement
+    ///     ``JobStore/enqueue(batches:)`` itself checks the joins after storing: there, what it throws
+    ///     does not undo the enqueue.)
     ///   - next: The next batch of requests, or `nil` after the last one. It may return an empty batch;
     ///     it is called again.
-    public init(concurrencyLimits: [String: Int] = [:], _ next: @escaping () throws -> [JobRequest]?) {
+    ///
+    /// ```swift
+    /// let batches = JobRequestBatches(checkingJoins: { joined in
+    ///     guard joined.existingPayload == joined.request.payload else { throw Conflict(joined.existing) }
+    /// }) { lines.next().map { [try request(for: $0)] } }
+    /// ```
+    public init(
+        concurrencyLimits: [String: Int] = [:],
+        checkingJoins: ((JoinedRequest) throws -> Void)? = nil,
+        _ next: @escaping () throws -> [JobRequest]?
+    ) {
         self.concurrencyLimits = concurrencyLimits
+        checkJoin = checkingJoins
         produce = next
     }
 
@@ -58,6 +78,19 @@ public final class JobRequestBatches: @unchecked Sendable {
     package static func validate(_ limit: Int?, forKey key: String) throws {
         if key.isEmpty { throw JobStoreError.invalidArgument("a concurrency key is empty") }
         if let limit, limit < 0 { throw JobStoreError.invalidArgument("limit \(limit) for \(key) is negative") }
+    }
+
+    /// Whether joins are to be checked (``check(_:)``): then a store reads the parameters of the live
+    /// jobs that requests joined.
+    public var checksJoins: Bool { checkJoin != nil }
+
+    /// Checks the joins of one batch, in order (see ``init(concurrencyLimits:checkingJoins:_:)``).
+    /// Called by stores, inside the enqueue's transaction, before the next batch is asked for.
+    public func check(_ joins: [JoinedRequest]) throws {
+        guard let checkJoin, !joins.isEmpty else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        for joined in joins { try checkJoin(joined) }
     }
 
     /// The next batch, or `nil` once the closure said there is no more (or threw). Called by stores.

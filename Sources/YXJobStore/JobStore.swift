@@ -161,7 +161,7 @@ extension JobStore {
     }
 
     /// Gathers every batch, then stores them with one ``enqueue(_:)`` (see the requirement), after
-    /// setting the batches' concurrency limits one by one.
+    /// setting the batches' concurrency limits one by one; then checks the joins, if asked.
     public func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts {
         try batches.validateLimits()
         for (key, limit) in batches.concurrencyLimits.sorted(by: { $0.key < $1.key }) {
@@ -170,7 +170,18 @@ extension JobStore {
         var requests: [JobRequest] = []
         while let batch = try batches.next() { requests += batch }
         var counts = EnqueueCounts()
-        if !requests.isEmpty { counts.add(try await enqueue(requests)) }
+        guard !requests.isEmpty else { return counts }
+        let results = try await enqueue(requests)
+        counts.add(results)
+        if batches.checksJoins {
+            // After the transaction here: what the check throws cannot undo the enqueue.
+            var joins: [JoinedRequest] = []
+            for (request, result) in zip(requests, results) {
+                guard case .joined(let existing) = result, let record = try await job(existing) else { continue }
+                joins.append(JoinedRequest(request: request, existing: existing, existingPayload: record.payload))
+            }
+            try batches.check(joins)
+        }
         return counts
     }
 

@@ -4,7 +4,8 @@ import YXJobStore
 extension JobStoreConformance {
     /// `enqueue(batches:)` reads the batches one at a time and stores them in one transaction: unique keys
     /// hold across batches, the counts add up, and when the batches throw part-way (a list that could
-    /// not be read to its end) nothing of them is stored.
+    /// not be read to its end) nothing of them is stored. Joins are shown to the batches' join check,
+    /// which can refuse them.
     public func enqueueInBatches() async throws {
         try await withStore { store in
             func request(_ name: String, _ key: String) -> JobRequest {
@@ -67,6 +68,38 @@ extension JobStoreConformance {
             let limits = try await store.concurrencyLimits()
             try expect(limits["conformance.unset"] == nil, "a limit set by an enqueue that stored nothing")
             try expectEqual(limits["conformance.key"], 3, "a limit changed by an enqueue that stored nothing")
+
+            // Joins are shown to the check with the live job's parameters, a batch's before the next batch
+            // is asked for; a check that throws stores nothing.
+            func keyed(_ key: String, _ payload: String) -> JobRequest {
+                JobRequest(name: "conformance.joins", payload: Data(payload.utf8), options: JobOptions(uniqueKey: key, onDuplicate: .join))
+            }
+            let held = try await store.enqueue(keyed("j1", "held"))
+            var steps: [String] = []
+            var joinBatches: [[JobRequest]] = [[keyed("j2", "new"), keyed("j1", "again")], [keyed("j2", "later")]]
+            let checkedJoins = JobRequestBatches(checkingJoins: { joined in
+                steps.append("\(String(decoding: joined.request.payload, as: UTF8.self)) joined \(String(decoding: joined.existingPayload, as: UTF8.self))")
+            }) {
+                steps.append("next")
+                return joinBatches.isEmpty ? nil : joinBatches.removeFirst()
+            }
+            try expectEqual(try await store.enqueue(batches: checkedJoins), EnqueueCounts(enqueued: 1, joined: 2), "checked joins")
+            try expectEqual(steps, ["next", "again joined held", "next", "later joined new", "next"], "join checks, in order")
+            var conflicting: [[JobRequest]] = [[keyed("j3", "new"), keyed("j1", "other")]]
+            struct Conflict: Error {}
+            var refusedJoin: JoinedRequest?
+            let refusing = JobRequestBatches(checkingJoins: { joined in
+                refusedJoin = joined
+                if joined.existingPayload != joined.request.payload { throw Conflict() }
+            }) { conflicting.isEmpty ? nil : conflicting.removeFirst() }
+            do {
+                let counts = try await store.enqueue(batches: refusing)
+                throw ConformanceError("an enqueue whose join check threw returned \(counts)")
+            } catch is Conflict {
+            }
+            try expectEqual(refusedJoin?.existing, held.id, "the job a refused request joined")
+            let joinJobs = try await store.jobs(JobQuery(names: ["conformance.joins"]))
+            try expectEqual(joinJobs.map { String(decoding: $0.payload, as: UTF8.self) }, ["held", "new"], "jobs after a refused join")
 
             // An invalid request in a later batch stores nothing either.
             var invalid: [[JobRequest]] = [

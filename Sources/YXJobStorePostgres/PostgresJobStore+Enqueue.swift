@@ -36,7 +36,9 @@ extension PostgresJobStore {
             while let batch = try batches.next() {
                 guard !batch.isEmpty else { continue }
                 try JobRequest.validate(batch)
-                counts.add(try await self.insert(batch, on: connection))
+                let results = try await self.insert(batch, on: connection)
+                counts.add(results)
+                if batches.checksJoins { try batches.check(try await self.joined(batch, results, on: connection)) }
             }
             return counts
         }
@@ -46,6 +48,30 @@ extension PostgresJobStore {
         }
         if counts.enqueued > 0 { changes.signal() }
         return counts
+    }
+
+    /// The requests of a batch that joined live jobs, with those jobs' parameters, for the batches' join
+    /// check.
+    private func joined(_ batch: [JobRequest], _ results: [EnqueueResult], on connection: PostgresConnection) async throws
+        -> [JoinedRequest]
+    {
+        var joins: [(request: JobRequest, existing: JobID)] = []
+        for (request, result) in zip(batch, results) {
+            if case .joined(let existing) = result { joins.append((request, existing)) }
+        }
+        guard !joins.isEmpty else { return [] }
+        var binds = PostgresBindings()
+        binds.append(Array(Set(joins.map(\.existing.rawValue))))
+        var payloads: [Int64: Data] = [:]
+        for row in try await rows(on: connection, "SELECT id, payload FROM \(schema).jobs WHERE id = ANY($1)", binds) {
+            payloads[try row["id"].decode(Int64.self)] = try row.data("payload")
+        }
+        return try joins.map { join in
+            guard let payload = payloads[join.existing.rawValue] else {
+                throw JobStoreError.invalidResponse("job \(join.existing) was joined but is not in the store")
+            }
+            return JoinedRequest(request: join.request, existing: join.existing, existingPayload: payload)
+        }
     }
 
     /// Inserts requests in order, inside the caller's transaction: runs of requests without

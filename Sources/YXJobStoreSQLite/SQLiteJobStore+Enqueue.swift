@@ -30,15 +30,34 @@ extension SQLiteJobStore {
             }
             while let batch = try batches.next() {
                 try JobRequest.validate(batch)
+                var joins: [(request: JobRequest, existing: JobID)] = []
                 for request in batch {
-                    counts.add(try Self.insert(request, now: now, db))
+                    let result = try Self.insert(request, now: now, db)
+                    counts.add(result)
+                    if batches.checksJoins, case .joined(let existing) = result { joins.append((request, existing)) }
                 }
+                if !joins.isEmpty { try batches.check(try Self.joined(joins, db)) }
             }
             return counts
         }
         if !batches.concurrencyLimits.isEmpty { forgetLimitsCache() }
         if counts.enqueued > 0 || !batches.concurrencyLimits.isEmpty { changes.signal() }
         return counts
+    }
+
+    /// The joins of a batch with the parameters of the jobs they joined, for the batches' join check.
+    private static func joined(_ joins: [(request: JobRequest, existing: JobID)], _ db: Database) throws -> [JoinedRequest] {
+        let ids = Array(Set(joins.map(\.existing.rawValue)))
+        var payloads: [Int64: Data] = [:]
+        for row in try db.rows("SELECT id, payload FROM jobs WHERE id IN (\(placeholders(ids.count)))", ids.map { SQLiteData($0) }) {
+            payloads[try row.int64("id")] = row.data("payload")
+        }
+        return try joins.map { join in
+            guard let payload = payloads[join.existing.rawValue] else {
+                throw JobStoreError.invalidResponse("job \(join.existing) was joined but is not in the store")
+            }
+            return JoinedRequest(request: join.request, existing: join.existing, existingPayload: payload)
+        }
     }
 
     private static func insert(_ request: JobRequest, now: Int64, _ db: Database) throws

@@ -123,6 +123,40 @@ final class DurableCommandTests: CLITestCase {
         }
     }
 
+    /// An entry whose file is queued for another download (another URL, another checksum) would join that
+    /// job and never be fetched: the enqueue says which and stores nothing. The same download again, with
+    /// other options, still joins.
+    func testEnqueueOfAnotherDownloadForAQueuedFileStoresNothing() async throws {
+        let sources = try serveFiles(3, size: { Int64(10_000 + $0) })
+        let first = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let mirror = server.url("/mirror/f1.bin").absoluteString.replacingOccurrences(of: "http://", with: "http://me:s3cret@")
+        try writeList(
+            "\(server.url("/new.bin"))\n\(mirror)\n\(server.url("/f2.bin"))\n  checksum=sha-256=\(String(repeating: "0", count: 64))\n",
+            name: "other.txt")
+        let conflicting = try await yxdownload("enqueue", "--queue", queue, "-i", "other.txt")
+        XCTAssertEqual(conflicting.status, 1, conflicting.stderr)
+        XCTAssertEqual(conflicting.stdout, "")
+        XCTAssertTrue(
+            conflicting.stderr.contains(
+                "f1.bin is already queued (job 2) from \(server.url("/f1.bin")); this entry asks for \(server.url("/mirror/f1.bin"))\n"),
+            conflicting.stderr)
+        XCTAssertTrue(
+            conflicting.stderr.contains("f2.bin is already queued (job 3) with no checksum; this entry gives checksum sha-256=000"),
+            conflicting.stderr)
+        XCTAssertTrue(conflicting.stderr.contains("2 entries name files already queued for another download; nothing was stored"))
+        XCTAssertFalse(conflicting.stderr.contains("s3cret"), conflicting.stderr)
+        let total = try await status()["total"] as? Int
+        XCTAssertEqual(total, 3, "new.bin was stored although the enqueue failed")
+
+        let sameAgain = try await yxdownload("enqueue", "--queue", queue, "--retries", "2", "-H", "X-A: b", "-i", "urls.txt")
+        XCTAssertEqual(sameAgain.status, 0, sameAgain.stderr)
+        XCTAssertEqual(sameAgain.stdout, "queued 3 downloads in jobs.sqlite: 0 new, 3 already queued\n")
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
+        XCTAssertEqual(try XCTUnwrap(finished).status, 0)
+        assertAllWhole(sources, in: "out")
+    }
+
     /// A list longer than a batch of jobs, and longer than the list that a download keeps from its check:
     /// read again as the store takes its jobs, a batch at a time, in one transaction. Names collide across
     /// batches and are numbered as a download run numbers them; per-host limits cover both hosts.
@@ -823,6 +857,10 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(enqueue.stdout.contains(": 4 new, 0 already queued"), enqueue.stdout)
         let again = try await yxdownload("enqueue", "--queue", store, "-i", "urls.txt")
         XCTAssertTrue(again.stdout.contains(": 0 new, 4 already queued"), again.stdout)
+        // Another download for a queued file: reported, nothing stored (the join check on this store).
+        let other = try await yxdownload("enqueue", "--queue", store, server.url("/new.bin").absoluteString, server.url("/x/f0.bin").absoluteString)
+        XCTAssertEqual(other.status, 1, other.stderr)
+        XCTAssertTrue(other.stderr.contains("f0.bin is already queued (job 1) from \(server.url("/f0.bin"))"), other.stderr)
         let finished = try await startWorker("--exit-when-empty", store: store).wait(timeout: 120)
         let output = try XCTUnwrap(finished)
         XCTAssertEqual(output.status, 0, output.stderr)
