@@ -108,7 +108,7 @@ extension RunReporter {
 
     /// `fail  FILE  MESSAGE (URL)`: the line of a failed download, on standard error.
     package func failureLine(_ item: DownloadItem, _ failure: DownloadFailure) -> String {
-        (failure.isFinal ? "fail  " : "again ") + "\(item.file)  \(failure.message) (\(item.url))"
+        (failure.isFinal ? "fail  " : "again ") + "\(item.file)  \(failure.message)" + (item.url.isEmpty ? "" : " (\(item.url))")
     }
 
     package func abandon() {}

@@ -15,9 +15,10 @@ package struct StatusCommand: ParsableCommand {
             second), what their last attempt fetched for the others; the total line counts the \
             succeeded and running ones. --json prints the same as one JSON object on one line.
 
-            --failed lists the downloads that failed for good instead, one line each: the file \
-            (relative to the worker's --dir), why, and the URL (without credentials); with --json, one \
-            JSON object per line.
+            --failed lists the downloads that failed for good instead, and those discarded (stored \
+            by another version, say, so that no worker can read them), one line each: the file \
+            (relative to the worker's --dir, or the job's number when it cannot be read), why, and the \
+            URL (without credentials); with --json, one JSON object per line.
 
             Exit status: 0 shown, 1 the store cannot be read, 2 bad usage.
             """
@@ -32,7 +33,7 @@ package struct StatusCommand: ParsableCommand {
     @Flag(help: "Print one JSON object instead of the table.")
     package var json = false
 
-    @Flag(help: "List the downloads that failed for good, with why, instead of the table.")
+    @Flag(help: "List the downloads that failed for good or were discarded, with why, instead of the table.")
     package var failed = false
 
     package init() {}

@@ -59,19 +59,19 @@ final class DownloadJobRunner: JobRunner {
         do {
             download = try JSONDecoder().decode(StoredDownload.self, from: job.payload)
         } catch {
-            throw JobHandlerError.discard("the parameters of \(StoredDownload.jobName) do not decode: \(error)")
+            throw discard(job, "the parameters of \(StoredDownload.jobName) do not decode: \(error)", nil)
         }
         guard let url = URL(string: download.url), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-            throw JobHandlerError.discard("not an http or https URL")
+            throw discard(job, "not an http or https URL", download)
         }
         guard !download.path.isEmpty,
             download.path.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") && !$0.contains("\0") })
         else {
-            throw JobHandlerError.discard("the file \(download.relativePath) would leave the output folder")
+            throw discard(job, "the file would leave the output folder", download)
         }
         var checksum: Checksum?
         if let text = download.checksum {
-            guard let parsed = Checksum(parsing: text) else { throw JobHandlerError.discard("bad checksum \(text)") }
+            guard let parsed = Checksum(parsing: text) else { throw discard(job, "bad checksum \(text)", download) }
             checksum = parsed
         }
         var options = self.options
@@ -185,6 +185,22 @@ final class DownloadJobRunner: JobRunner {
 
     /// Seconds since the worker started.
     var elapsed: Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
+
+    /// Reports a job that no worker can run as a failure of this worker (its line says `discarded`), and
+    /// returns the error that ends it as discarded, with `reason`.
+    private func discard(_ job: ClaimedJob, _ reason: String, _ download: StoredDownload?) -> Error {
+        totals.withLock { $0.failed += 1 }
+        let item = Self.discardedItem(job.id, download, file: download.map { display($0.relativePath) })
+        reporter.failed(job.id.rawValue, item, DownloadFailure(message: "discarded: \(reason)", httpStatus: nil))
+        return JobHandlerError.discard(reason)
+    }
+
+    /// How a discarded job is named in output: its file and URL when its parameters decode, else its
+    /// identifier.
+    static func discardedItem(_ id: JobID, _ download: StoredDownload?, file: String?) -> DownloadItem {
+        guard let download, let file else { return DownloadItem(url: "", file: "job \(id)", name: "job \(id)") }
+        return DownloadItem(url: download.redactedURL, file: file, name: download.path.last ?? file)
+    }
 
     private func display(_ relative: String) -> String {
         let base = directoryText

@@ -42,26 +42,28 @@ extension StatusCommand {
         }
     }
 
-    /// The downloads that failed for good, one line each, oldest first: `fail  FILE  WHY (URL)`, or with
-    /// `json` the JSON event a worker printed for them.
+    /// The downloads that failed for good or were discarded, one line each, oldest first, as the worker
+    /// printed them: `fail  FILE  WHY (URL)` (a discarded job whose parameters do not decode is named
+    /// `job N`), or with `json` the JSON event.
     static func failedLines(in store: any JobStore, json: Bool) async throws -> [String] {
         var lines: [String] = []
         var after: JobID?
         while true {
             let page = try await store.jobs(
-                JobQuery(states: [.failed], names: [StoredDownload.jobName], after: after, limit: 1000))
+                JobQuery(states: [.failed, .discarded], names: [StoredDownload.jobName], after: after, limit: 1000))
             for record in page {
-                guard let download = try? JSONDecoder().decode(StoredDownload.self, from: record.payload) else { continue }
-                let url = download.redactedURL
-                let why = record.message ?? "failed"
+                let download = try? JSONDecoder().decode(StoredDownload.self, from: record.payload)
+                let item = DownloadJobRunner.discardedItem(record.id, download, file: download?.relativePath)
+                var why = record.message ?? record.state.rawValue
+                if record.state == .discarded { why = "discarded: " + why }
                 if json {
                     lines.append(
                         JSONLine([
-                            "event": .string("fail"), "url": .string(url), "file": .string(download.relativePath),
+                            "event": .string("fail"), "url": .string(item.url), "file": .string(item.file),
                             "error": .string(why), "id": .int(record.id.rawValue),
                         ]).text)
                 } else {
-                    lines.append("fail  \(download.relativePath)  \(why) (\(url))")
+                    lines.append("fail  \(item.file)  \(why)" + (item.url.isEmpty ? "" : " (\(item.url))"))
                 }
             }
             guard page.count == 1000, let last = page.last else { return lines }

@@ -511,6 +511,39 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(event?["url"] as? String, gone)
     }
 
+    /// A job no worker can run (parameters another version stored, a URL that is not http) is discarded:
+    /// the worker says so as a failure, and `status --failed` lists it with the reason (found by a review:
+    /// the reason was only in the database).
+    func testDiscardedJobsAreReportedByTheWorkerAndListedByStatus() async throws {
+        let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        let ftp = StoredDownload(url: "ftp://me:s3cret@example.com/a.bin", path: ["a.bin"], checksum: nil, options: StoredDownloadOptions())
+        _ = try await store.enqueue([
+            JobRequest(name: StoredDownload.jobName, payload: Data("{\"url\":1}".utf8)),
+            try JobRequest(name: StoredDownload.jobName, parameters: ftp),
+        ])
+        try await store.close()
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
+        let output = try XCTUnwrap(finished)
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("\nfail  job 1  discarded: the parameters of yxdownload.download do not decode"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("\nfail  out/a.bin  discarded: not an http or https URL (ftp://example.com/a.bin)\n"), output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 2 failed"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("s3cret"), output.stderr)
+        let discarded = count(try await status(), "discarded")
+        XCTAssertEqual(discarded, 2)
+
+        let failed = try await yxdownload("status", "--queue", queue, "--failed")
+        XCTAssertEqual(failed.status, 0, failed.stderr)
+        let lines = failed.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, failed.stdout)
+        XCTAssertTrue(lines.first?.hasPrefix("fail  job 1  discarded: the parameters of yxdownload.download do not decode") == true, failed.stdout)
+        XCTAssertEqual(lines.last, "fail  a.bin  discarded: not an http or https URL (ftp://example.com/a.bin)")
+        let json = try await yxdownload("status", "--queue", queue, "--failed", "--json")
+        let events = try json.stdout.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        XCTAssertEqual(events.map { $0?["file"] as? String }, ["job 1", "a.bin"], json.stdout)
+        XCTAssertEqual(events.last??["error"] as? String, "discarded: not an http or https URL")
+    }
+
     // MARK: - kill -9
 
     func testKilledWorkerIsFinishedByAnotherWhichResumesItsPartFiles() async throws {
