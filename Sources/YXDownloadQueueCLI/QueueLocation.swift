@@ -30,6 +30,11 @@ struct QueueLocation: Sendable, CustomStringConvertible {
             if let schema { configuration.schema = schema }
             return try await PostgresJobStore.open(url: url, configuration: configuration, logger: logger)
         }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: text, isDirectory: &isFolder), isFolder.boolValue {
+            // SQLite's own word for this is "disk I/O error".
+            throw QueueLocationError(description: "it is a folder; give the store a file name, such as \((text as NSString).appendingPathComponent("jobs.sqlite"))")
+        }
         let folder = URL(fileURLWithPath: text).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return try await SQLiteJobStore.open(path: text, logger: logger)

@@ -801,6 +801,20 @@ final class DurableCommandTests: CLITestCase {
                 + "folder q cannot be written: give this user write access to it)\n"), status.stderr)
     }
 
+    /// A folder given as the store reads as one, not as SQLite's "disk I/O error" (found by a review).
+    func testAFolderGivenAsTheStoreIsNamedAsOne() async throws {
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("queues"), withIntermediateDirectories: true)
+        for command in [["enqueue", "http://127.0.0.1:9/a.bin"], ["worker", "-d", "out", "--exit-when-empty"], ["status"]] {
+            let output = try await RunningCommand([command[0], "--queue", "queues"] + command.dropFirst(), in: work).wait()
+            XCTAssertEqual(output.status, 1, output.stderr)
+            XCTAssertTrue(output.stderr.contains("queues: it is a folder; give the store a file name"), output.stderr)
+        }
+        let status = try await yxdownload("status", "--queue", "queues")
+        XCTAssertEqual(
+            status.stderr,
+            "yxdownload: cannot open the queue queues: it is a folder; give the store a file name, such as queues/jobs.sqlite\n")
+    }
+
     /// A PostgreSQL store that cannot be reached says why (postgres-nio describes every error with one
     /// generic sentence, which was all the message said: found by a review), without the password.
     func testAPostgresStoreThatCannotBeReachedSaysWhy() async throws {
