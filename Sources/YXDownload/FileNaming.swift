@@ -53,8 +53,10 @@ public enum FileNaming {
         }
     }
 
-    /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`; `.` and `..`
-    /// become `_` and `__`. Returns "" for an empty name.
+    /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`, and so do the
+    /// invisible marks that reorder text (bidirectional controls such as U+202E, with which
+    /// `invoice‮fdp.exe` shows as `invoiceexe.pdf`); `.` and `..` become `_` and `__`. Returns "" for an
+    /// empty name.
     public static func sanitize(_ name: String) -> String {
         // Most names need nothing: one pass over the bytes, and the name is returned as it is.
         if !needsReplacement(name.utf8) {
@@ -66,7 +68,7 @@ public enum FileNaming {
         result.unicodeScalars.reserveCapacity(name.unicodeScalars.count)
         for scalar in name.unicodeScalars {
             if scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
-                || (0x80...0x9F).contains(scalar.value)
+                || (0x80...0x9F).contains(scalar.value) || isBidirectionalControl(scalar.value)
             {
                 result.unicodeScalars.append("_")
             } else {
@@ -78,13 +80,22 @@ public enum FileNaming {
         return result
     }
 
-    /// Whether `sanitize` changes a character of these UTF-8 bytes: `/`, `\`, C0 controls, DEL, or a C1
-    /// control (U+0080–U+009F, encoded as 0xC2 followed by 0x80–0x9F).
+    /// The arabic letter mark, the left-to-right and right-to-left marks, embeddings, overrides and
+    /// isolates (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069).
+    private static func isBidirectionalControl(_ value: UInt32) -> Bool {
+        value == 0x061C || value == 0x200E || value == 0x200F || (0x202A...0x202E).contains(value)
+            || (0x2066...0x2069).contains(value)
+    }
+
+    /// Whether `sanitize` may change a character of these UTF-8 bytes: `/`, `\`, C0 controls, DEL, a C1
+    /// control (U+0080–U+009F, encoded as 0xC2 followed by 0x80–0x9F), or a lead byte of a bidirectional
+    /// control (0xD8 for U+061C, 0xE2 for the others; `sanitize` then looks at the characters).
     private static func needsReplacement(_ bytes: String.UTF8View) -> Bool {
         var afterC2 = false
         for byte in bytes {
             if byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") { return true }
             if afterC2 && (0x80...0x9F).contains(byte) { return true }
+            if byte == 0xD8 || byte == 0xE2 { return true }
             afterC2 = byte == 0xC2
         }
         return false

@@ -36,13 +36,14 @@ final class FileNamingTests: XCTestCase {
 
     /// `sanitize` returns most names as they are after one pass over their bytes; it agrees with the
     /// character-by-character rule on names made of the characters that matter, C1 controls (two bytes
-    /// in UTF-8, the first 0xC2) and their neighbours included.
+    /// in UTF-8, the first 0xC2), bidirectional controls and their neighbours included.
     func testSanitizeAgreesWithTheCharacterRule() {
         func reference(_ name: String) -> String {
             var result = ""
             for scalar in name.unicodeScalars {
+                let bidi: Set<UInt32> = [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
                 let replaced = scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
-                    || (0x80...0x9F).contains(scalar.value)
+                    || (0x80...0x9F).contains(scalar.value) || bidi.contains(scalar.value)
                 result.unicodeScalars.append(replaced ? "_" : scalar)
             }
             return result == "." ? "_" : result == ".." ? "__" : result
@@ -50,8 +51,13 @@ final class FileNamingTests: XCTestCase {
         XCTAssertEqual(FileNaming.sanitize("report.pdf"), "report.pdf")
         XCTAssertEqual(FileNaming.sanitize("a\u{85}b\u{A0}c\u{9F}"), "a_b\u{A0}c_", "C1 controls, not U+00A0")
         XCTAssertEqual(FileNaming.sanitize(".."), "__")
+        // A right-to-left override would show `invoice\u{202E}fdp.exe` as `invoiceexe.pdf` (found by a review).
+        XCTAssertEqual(FileNaming.sanitize("invoice\u{202E}fdp.exe"), "invoice_fdp.exe")
+        XCTAssertEqual(FileNaming.sanitize("a\u{2066}b\u{2069}c\u{200F}\u{61C}"), "a_b_c__")
+        XCTAssertEqual(FileNaming.sanitize("2026–11 – €.txt"), "2026–11 – €.txt", "other characters that start with 0xE2 stay")
+        XCTAssertEqual(FileNaming.sanitize("صورة.png"), "صورة.png", "right-to-left letters stay")
         let pieces = ["a", ".", "..", "/", "\\", "\u{0}", "\u{1F}", " ", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}",
-                      "é", "€", "😀", "~"]
+                      "é", "€", "😀", "~", "\u{202E}", "\u{202F}", "\u{2069}", "\u{206A}", "\u{200D}", "\u{61C}", "\u{61B}", "–"]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
             let name = (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
