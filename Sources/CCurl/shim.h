@@ -18,6 +18,19 @@ extern int syncfs(int fd);  // glibc declares these only under _GNU_SOURCE
 extern int sync_file_range(int fd, off_t offset, off_t nbytes, unsigned int flags);
 #endif
 
+/// Takes a write lock on the whole file open as `fd`, without waiting: a POSIX record lock, held by this
+/// process until it closes a descriptor of the file (or ends, `kill -9` included), seen by other
+/// processes (on NFS too), never by this one. Returns 0, or -1 with errno (EAGAIN or EACCES: another
+/// process holds a lock on it).
+static inline int yx_lock_whole_file(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    return fcntl(fd, F_SETLK, &lock);
+}
+
 /// Flushes the whole file system that holds `fd` (Linux), or just `fd` elsewhere.
 static inline int yx_syncfs(int fd) {
 #if defined(__linux__)

@@ -121,6 +121,10 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     /// state nor mark (a user's file, or one an older version left): it is left alone, never emptied.
     public static let foreignPartReason = "it holds bytes that no download of this program marked as its own"
 
+    /// How the message of a `.fileSystem` error ends when another process (another run, a worker that
+    /// shares the folder) has the `NAME.part` open for its own download of the file: it is left alone.
+    public static let partInUseReason = "another process is downloading into it"
+
     /// A file-system error from `errno`.
     static func fileSystem(_ what: String, path: String, errno code: Int32 = errno, url: String) -> DownloadError {
         DownloadError(.fileSystem, "\(what) \(path): \(String(cString: strerror(code)))", url: url, osErrno: code)

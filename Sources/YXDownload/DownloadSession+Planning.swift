@@ -1,3 +1,4 @@
+internal import CCurl
 import Foundation
 import YXQueue
 
@@ -156,7 +157,22 @@ extension DownloadSession {
         }
         if fd < 0 && allowingExisting && errno == EEXIST { return -1 }
         guard fd >= 0 else { throw DownloadError.fileSystem("cannot open", path: partPath, url: redactedURL) }
+        try lockPart(fd)
         return fd
+    }
+
+    /// Locks the open `.part` for this process (a POSIX record lock, see `yx_lock_whole_file`), or closes
+    /// it and throws when another process holds it: two runs (or a run and a worker sharing the folder)
+    /// that write one `.part` at once would mix their bytes, and one would rename a file the other still
+    /// writes (found by a review). The lock ends when the descriptor closes, or the process ends. A file
+    /// system without locks (`ENOLCK`, …) is used without one, as before. A `.part` made without a name
+    /// is locked just before it gets one (`nameUnnamedPartLocked`): no other process can open it before.
+    func lockPart(_ fd: Int32) throws(DownloadError) {
+        guard yx_lock_whole_file(fd) != 0 else { return }
+        let code = errno
+        guard code == EAGAIN || code == EACCES else { return }
+        close(fd)
+        throw DownloadError(.fileSystem, "cannot use \(partPath): \(DownloadError.partInUseReason)", url: redactedURL, osErrno: code)
     }
 
     /// - Parameter size: the `.part`'s size when the caller just read it.

@@ -100,6 +100,10 @@ extension DownloadSession {
     /// by someone else, which is left alone; or the folder refuses). Called with the state locked.
     func nameUnnamedPartLocked(_ s: inout State) -> Bool {
         guard s.isUnnamed else { return true }
+        // Locked for this process before it has a name, as a `.part` opened by name is (`lockPart`): no
+        // other run can take it between the link and the lock. Nobody else can hold a lock on a file
+        // without a name, so this cannot fail but for a file system without locks.
+        _ = yx_lock_whole_file(s.fd)
         guard partPath.withCString({ Self.linkUnnamed(s.fd, to: $0) }) == 0 else {
             let code = errno
             logger.debug(

@@ -147,6 +147,12 @@ package enum FailureMessage {
                 + "yours, or one left by an older version), so it is left alone; move it away or delete it"
                 + (context.again.map { ", then \($0)" } ?? "")
         }
+        if error.message.hasSuffix(DownloadError.partInUseReason) {
+            // Another run, or a worker sharing the folder: its bytes must not mix with ours.
+            return "\(part) is being written by another download of this file (another yxdownload run, or a "
+                + "worker sharing the folder), so it was left alone"
+                + (context.again.map { "; once that one ended, \($0)" } ?? "")
+        }
         if error.message.hasSuffix(DownloadError.replacedPartReason) {
             // The file in its place is not ours: a later run leaves it alone too.
             return "\(part) was replaced by another file during the download, so it was not renamed to \(file)"

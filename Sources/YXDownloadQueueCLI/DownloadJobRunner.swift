@@ -141,7 +141,10 @@ final class DownloadJobRunner: JobRunner {
             // A transient error that outlasted the downloader's own retries (a server down for a while)
             // gets another attempt later, after the store's back-off, while attempts are left; any other
             // error fails for good: trying again would not help.
-            if error.isTransient && job.failures < job.retry.retries {
+            // A `.part` that another process writes (a worker whose lease ran out while it still worked,
+            // say) is free again soon: that is worth another attempt too.
+            let partInUse = error.kind == .fileSystem && error.message.hasSuffix(DownloadError.partInUseReason)
+            if (error.isTransient || partInUse) && job.failures < job.retry.retries {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
                     id, item,

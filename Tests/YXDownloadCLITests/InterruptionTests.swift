@@ -46,6 +46,26 @@ final class InterruptionTests: CLITestCase {
         XCTAssertNotEqual(range, "bytes=0-", "the rerun resumed instead of starting over")
     }
 
+    /// A second run of the same list while the first still downloads into `movie.bin.part` leaves that
+    /// `.part` alone and says why; the first finishes a whole file (found by a review: the second resumed
+    /// the same `.part` and renamed it while the first still wrote into it).
+    func testASecondRunLeavesAPartThatTheFirstStillWritesAlone() async throws {
+        let first = try await startSlowDownload()
+        let second = try await yxdownload("urls.txt")
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertTrue(
+            second.stderr.contains(
+                "fail  movie.bin  movie.bin.part is being written by another download of this file (another yxdownload "
+                    + "run, or a worker sharing the folder), so it was left alone; once that one ended, run the same "
+                    + "command again"), second.stderr)
+        XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the second run sent a request")
+        let ended = await first.wait(timeout: 120)
+        let output = try XCTUnwrap(ended, "the first run did not end")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(holdsGenerated("movie.bin", size: size, seed: 21))
+        XCTAssertEqual(files(), ["movie.bin"])
+    }
+
     /// Downloads waiting in the queue when Ctrl-C comes never started: they count as not started.
     func testDownloadsThatWaitedInTheQueueCountAsNotStarted() async throws {
         for index in 0..<3 { serveGenerated("/q\(index).bin", size: size, seed: UInt64(index), bytesPerSecond: 256 * 1024) }
