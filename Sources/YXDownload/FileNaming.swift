@@ -82,7 +82,7 @@ public enum FileNaming {
 
     /// The arabic letter mark, the left-to-right and right-to-left marks, embeddings, overrides and
     /// isolates (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069).
-    private static func isBidirectionalControl(_ value: UInt32) -> Bool {
+    package static func isBidirectionalControl(_ value: UInt32) -> Bool {
         value == 0x061C || value == 0x200E || value == 0x200F || (0x202A...0x202E).contains(value)
             || (0x2066...0x2069).contains(value)
     }

@@ -1,8 +1,7 @@
 import Foundation
 
 /// Where a URL's requests go: its scheme, host and port (the scheme's default port when the URL names
-/// none), as `scheme://host:port` in lower case, an IPv6 host in brackets as in the URL
-/// (`http://[::1]:8080`).
+/// none), as `scheme://host:port` in lower case.
 ///
 /// Two URLs with one origin share a server's limits: a `Retry-After` from it holds back both, and a
 /// per-host limit counts both.
@@ -18,8 +17,6 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
     public init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
-        // Foundation gives an IPv6 literal without its brackets on Linux (with them on macOS).
-        let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        self.description = "\(scheme)://\(shown):\(port)"
+        self.description = "\(scheme)://\(host):\(port)"
     }
 }

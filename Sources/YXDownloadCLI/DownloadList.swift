@@ -106,25 +106,7 @@ struct DownloadListParser: Sendable {
     }
 
     private mutating func fail(_ number: Int, _ reason: String) {
-        errors.append(DownloadListError(file: fileName, line: number, reason: Self.printable(reason)))
-    }
-
-    /// The text with control characters written as `\u{…}`: a reason quotes the line, and a stray CR or an
-    /// escape sequence in a list must neither break the `FILE:LINE: reason` line nor drive the terminal.
-    static func printable(_ text: String) -> String {
-        func isControl(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-        }
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        errors.append(DownloadListError(file: fileName, line: number, reason: PrintableText.escaped(reason)))
     }
 
     private mutating func startEntry(_ text: String, number: Int) {

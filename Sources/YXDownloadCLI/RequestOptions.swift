@@ -68,7 +68,7 @@ struct RequestOptions: ParsableArguments {
                 let separated = name.count < header.unicodeScalars.count && (1...40).contains(name.count)
                 let start = separated ? String(String.UnicodeScalarView(name)) : ""
                 let got = start.isEmpty ? " (its text is not shown: it may hold a credential)"
-                    : " (got one that starts \"\(DownloadListParser.printable(start))\"; its value is not shown)"
+                    : " (got one that starts \"\(PrintableText.escaped(start))\"; its value is not shown)"
                 throw ValidationError("--header must look like \"Name: value\", on one line\(got).")
             }
             // The fields that make a resume or a segment: a user's value would break every download.

@@ -59,7 +59,7 @@ final class DownloadJobRunner: JobRunner {
         do {
             download = try JSONDecoder().decode(StoredDownload.self, from: job.payload)
         } catch {
-            throw discard(job, "the parameters of \(StoredDownload.jobName) do not decode: \(error)", nil)
+            throw discard(job, "its parameters cannot be read (\(Self.shortDescription(of: error))): stored by another version?", nil)
         }
         guard let url = URL(string: download.url), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             throw discard(job, "not an http or https URL", download)
@@ -69,16 +69,19 @@ final class DownloadJobRunner: JobRunner {
         else {
             throw discard(job, "the file would leave the output folder", download)
         }
+        // A name as `enqueue` makes them (SPEC §4): a job written by another program may hold anything.
+        guard download.path.allSatisfy({ FileNaming.sanitize($0) == $0 }) else {
+            throw discard(job, "the file's name holds control characters", download)
+        }
         var checksum: Checksum?
         if let text = download.checksum {
-            guard let parsed = Checksum(parsing: text) else { throw discard(job, "bad checksum \(text)", download) }
+            guard let parsed = Checksum(parsing: text) else { throw discard(job, "bad checksum \(PrintableText.escaped(text))", download) }
             checksum = parsed
         }
         var options = self.options
         download.options.apply(to: &options)
         let file = download.path.reduce(directory) { $0.appendingPathComponent($1) }
-        let item = DownloadItem(
-            url: URLRedaction.redacted(url), file: display(download.relativePath), name: download.path[download.path.count - 1])
+        let item = DownloadItem(url: download.redactedURL, file: display(download.relativePath), name: download.path[download.path.count - 1])
 
         let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
@@ -202,7 +205,28 @@ final class DownloadJobRunner: JobRunner {
     /// identifier.
     static func discardedItem(_ id: JobID, _ download: StoredDownload?, file: String?) -> DownloadItem {
         guard let download, let file else { return DownloadItem(url: "", file: "job \(id)", name: "job \(id)") }
-        return DownloadItem(url: download.redactedURL, file: file, name: download.path.last ?? file)
+        let shown = PrintableText.escaped(file)
+        return DownloadItem(url: download.redactedURL, file: shown, name: download.path.last.map(PrintableText.escaped) ?? shown)
+    }
+
+    /// What is wrong with parameters that do not decode, in a few words (`DecodingError`'s own
+    /// description is a page of Swift).
+    static func shortDescription(of error: any Error) -> String {
+        guard let error = error as? DecodingError else { return PrintableText.escaped("\(error)") }
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            let at = path(context)
+            return "no \(key.stringValue)" + (at.isEmpty ? "" : " in \(at)")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(path(context)) is not what this version expects"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not JSON" : "\(path(context)) is not what this version expects"
+        @unknown default:
+            return "not what this version expects"
+        }
     }
 
     private func display(_ relative: String) -> String {

@@ -101,8 +101,7 @@ extension EnqueueCommand {
                 if count > described.count { text += "yxdownload: … and \(count - described.count) more\n" }
                 let entries = count == 1 ? "1 entry names a file" : "\(count) entries name files"
                 text += "yxdownload: \(entries) already queued for another download; nothing was stored. "
-                    + "Give \(count == 1 ? "it another name" : "them other names") with out=NAME (or dir=), "
-                    + "or enqueue \(count == 1 ? "it" : "them") again once the queued download ended.\n"
+                    + "Give \(count == 1 ? "it another name" : "them other names") with out=NAME (or dir=).\n"
                 return text
             }
         }
@@ -128,24 +127,30 @@ extension EnqueueCommand {
             return batch.isEmpty ? nil : batch
         }
 
-        /// Notes an entry that joined a queued download other than its own (another URL or checksum). The
-        /// same download queued again (its options may differ) joins, as the unique key intends.
+        /// Notes an entry that joined a queued download other than its own: another request (URL), other
+        /// credentials, a checksum the queued job does not check, or a job this version cannot read. The
+        /// same download queued again (its options may differ; a URL written otherwise, `HOST:80` for
+        /// `HOST`, say) joins, as the unique key intends.
         func check(_ joined: JoinedRequest) {
             let decoder = JSONDecoder()
-            guard let wanted = try? decoder.decode(StoredDownload.self, from: joined.request.payload),
-                let queued = try? decoder.decode(StoredDownload.self, from: joined.existingPayload),
-                queued.url != wanted.url || queued.checksum != wanted.checksum
-            else { return }
+            guard let wanted = try? decoder.decode(StoredDownload.self, from: joined.request.payload) else { return }
+            let difference: String
+            if let queued = try? decoder.decode(StoredDownload.self, from: joined.existingPayload) {
+                if queued.requestIdentity != wanted.requestIdentity {
+                    difference = "from \(queued.redactedURL); this entry asks for \(wanted.redactedURL)"
+                } else if queued.credentials != wanted.credentials {
+                    difference = "from the same URL with other credentials (not shown)"
+                } else if let checksum = wanted.checksum, checksum != queued.checksum {
+                    difference = "with \(queued.checksum.map { "checksum \(PrintableText.escaped($0))" } ?? "no checksum"); "
+                        + "this entry gives checksum \(checksum)"
+                } else {
+                    return
+                }
+            } else {
+                difference = "as a job this version cannot read (a worker discards it; 'status --failed' then lists it)"
+            }
             conflicts.count += 1
             guard conflicts.described.count < Conflicts.describedAtMost else { return }
-            let difference: String
-            if queued.url != wanted.url {
-                difference = "from \(queued.redactedURL); this entry asks for \(wanted.redactedURL)"
-            } else {
-                difference = "with \(queued.checksum.map { "checksum \($0)" } ?? "no checksum"); "
-                    + "this entry gives \(wanted.checksum.map { "checksum \($0)" } ?? "none")"
-            }
             conflicts.described.append("\(wanted.relativePath) is already queued (job \(joined.existing)) \(difference)")
-        }
-    }
+        }    }
 }

@@ -31,9 +31,9 @@ struct QueueLocation: Sendable, CustomStringConvertible {
             return try await PostgresJobStore.open(url: url, configuration: configuration, logger: logger)
         }
         var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: text, isDirectory: &isFolder), isFolder.boolValue {
+        if text.hasSuffix("/") || (FileManager.default.fileExists(atPath: text, isDirectory: &isFolder) && isFolder.boolValue) {
             // SQLite's own word for this is "disk I/O error".
-            throw QueueLocationError(description: "it is a folder; give the store a file name, such as \((text as NSString).appendingPathComponent("jobs.sqlite"))")
+            throw QueueLocationError(description: "it names a folder; give the store a file name, such as \((text as NSString).appendingPathComponent("jobs.sqlite"))")
         }
         let folder = URL(fileURLWithPath: text).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

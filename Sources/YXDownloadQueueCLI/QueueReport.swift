@@ -96,7 +96,7 @@ struct QueueReport: Codable, Sendable, Equatable {
         limits = status.limits.compactMap { limit in
             guard limit.key.hasPrefix(StoredDownload.hostKeyPrefix) else { return nil }
             return HostLimit(
-                host: String(limit.key.dropFirst(StoredDownload.hostKeyPrefix.count)), limit: limit.limit,
+                host: Self.shownOrigin(String(limit.key.dropFirst(StoredDownload.hostKeyPrefix.count))), limit: limit.limit,
                 running: limit.running)
         }.sorted { $0.host < $1.host }
         workers = status.workers.map { worker in
@@ -186,5 +186,20 @@ struct QueueReport: Codable, Sendable, Equatable {
             while line.hasSuffix(" ") { line.removeLast() }
             return line
         }
+    }
+}
+
+extension QueueReport {
+    /// An origin as a per-host limit's key holds it (`scheme://host:port`, the host as Foundation gives
+    /// it), printable, with an IPv6 host in brackets: `http://[::1]:8080`, not `http://::1:8080`. (The
+    /// key itself stays as stored: the limits of stores made before are keyed so.)
+    static func shownOrigin(_ origin: String) -> String {
+        let shown = PrintableText.escaped(origin)
+        guard let separator = shown.range(of: "://") else { return shown }
+        let authority = shown[separator.upperBound...]
+        guard let portColon = authority.lastIndex(of: ":") else { return shown }
+        let host = authority[..<portColon]
+        guard host.contains(":"), !host.hasPrefix("[") else { return shown }
+        return shown[..<separator.upperBound] + "[" + host + "]" + authority[portColon...]
     }
 }

@@ -53,8 +53,8 @@ extension StatusCommand {
                 JobQuery(states: [.failed, .discarded], names: [StoredDownload.jobName], after: after, limit: 1000))
             for record in page {
                 let download = try? JSONDecoder().decode(StoredDownload.self, from: record.payload)
-                let item = DownloadJobRunner.discardedItem(record.id, download, file: download?.relativePath)
-                var why = record.message ?? record.state.rawValue
+                let item = DownloadJobRunner.discardedItem(record.id, download, file: download?.relativePath)  // escaped
+                var why = PrintableText.escaped(record.message ?? record.state.rawValue)
                 if record.state == .discarded { why = "discarded: " + why }
                 if json {
                     lines.append(

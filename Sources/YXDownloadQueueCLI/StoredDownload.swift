@@ -30,9 +30,37 @@ struct StoredDownload: Codable, Sendable, Equatable {
     /// The per-download options given to `enqueue`.
     var options: StoredDownloadOptions
 
-    /// The URL without its credentials, for output.
+    /// The URL without its credentials, printable on one line, for output. A stored URL need not be one
+    /// that `enqueue` checked (a store edited by hand, another program's job): credentials are also
+    /// looked for where a URL without `//` keeps them (`ftp:eve:pw@host/a`).
     var redactedURL: String {
-        URL(string: url).map { URLRedaction.redacted($0) } ?? URLRedaction.redactingCredentials(in: url)
+        let text = URL(string: url).map { URLRedaction.redacted($0) } ?? url
+        return PrintableText.escaped(URLRedaction.redactingCredentials(inAuthoritiesOf: text))
+    }
+
+    /// The request the URL makes, for telling two downloads of one file apart: without credentials
+    /// and fragment, scheme and host in lower case, without the scheme's default port, an empty query
+    /// or `.` and `..` in the path (curl removes those before it sends the request).
+    var requestIdentity: String {
+        guard let standardized = URL(string: url)?.standardized,
+            var parts = URLComponents(url: standardized, resolvingAgainstBaseURL: false)
+        else { return url }
+        parts.user = nil
+        parts.password = nil
+        parts.fragment = nil
+        parts.scheme = parts.scheme?.lowercased()
+        parts.percentEncodedHost = parts.percentEncodedHost?.lowercased()
+        if let port = parts.port, (parts.scheme == "http" && port == 80) || (parts.scheme == "https" && port == 443) {
+            parts.port = nil
+        }
+        if parts.percentEncodedQuery?.isEmpty == true { parts.percentEncodedQuery = nil }
+        return parts.string ?? url
+    }
+
+    /// The user name and password in the URL, as written (never printed).
+    var credentials: [String?] {
+        let parts = URLComponents(string: url)
+        return [parts?.percentEncodedUser, parts?.percentEncodedPassword]
     }
 
     /// The file relative to the worker's `--dir`, with `/` between components.

@@ -37,9 +37,10 @@ public final class JobRequestBatches: @unchecked Sendable {
     ///     check that the job joined is the one the caller meant. What it throws ends the enqueue, and
     ///     nothing of it is stored. It is called between batches, one call at a time, like `next`: the
     ///     joins of a batch are checked before the next batch is asked for, so `next` may throw once the
-    ///     list ends, after every join was seen. (A store that does not implement
-    ///     ``JobStore/enqueue(batches:)`` itself checks the joins after storing: there, what it throws
-    ///     does not undo the enqueue.)
+    ///     list ends, after every join was seen. That holds for `SQLiteJobStore` and `PostgresJobStore`.
+    ///     A store that does not implement ``JobStore/enqueue(batches:)`` itself gathers every batch
+    ///     first and checks the joins after storing: there, what the check throws is thrown but does not
+    ///     undo the enqueue, and a `next` that throws at the end of the list has not seen the joins yet.
     ///   - next: The next batch of requests, or `nil` after the last one. It may return an empty batch;
     ///     it is called again.
     ///

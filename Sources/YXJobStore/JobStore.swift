@@ -42,9 +42,14 @@ public protocol JobStore: Sendable {
     /// requests were stored, joined and refused.
     ///
     /// When `batches` throws, or a request cannot be stored, nothing is stored and the error is thrown.
-    /// `SQLiteJobStore` and `PostgresJobStore` keep one batch in memory; the default gathers every
+    /// A store that implements this passes the requests of each batch that joined live jobs to
+    /// ``JobRequestBatches/check(_:)``, inside the transaction, before it asks for the next batch; what
+    /// the check throws stores nothing either.
+    ///
+    /// `SQLiteJobStore` and `PostgresJobStore` keep one batch in memory. The default gathers every
     /// batch, then calls ``enqueue(_:)``, and sets the limits before, on their own (they stay when the
-    /// batches throw).
+    /// batches throw); it checks the joins after storing, where a check that throws cannot undo the
+    /// enqueue.
     func enqueue(batches: JobRequestBatches) async throws -> EnqueueCounts
 
     /// Claims up to `request.limit` ready jobs of the given names, in priority order, under the
@@ -177,7 +182,10 @@ extension JobStore {
             // After the transaction here: what the check throws cannot undo the enqueue.
             var joins: [JoinedRequest] = []
             for (request, result) in zip(requests, results) {
-                guard case .joined(let existing) = result, let record = try await job(existing) else { continue }
+                guard case .joined(let existing) = result else { continue }
+                guard let record = try await job(existing) else {
+                    throw JobStoreError.invalidResponse("job \(existing) was joined but is not in the store")
+                }
                 joins.append(JoinedRequest(request: request, existing: existing, existingPayload: record.payload))
             }
             try batches.check(joins)

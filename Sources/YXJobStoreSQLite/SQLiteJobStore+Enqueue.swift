@@ -47,10 +47,11 @@ extension SQLiteJobStore {
 
     /// The joins of a batch with the parameters of the jobs they joined, for the batches' join check.
     private static func joined(_ joins: [(request: JobRequest, existing: JobID)], _ db: Database) throws -> [JoinedRequest] {
-        let ids = Array(Set(joins.map(\.existing.rawValue)))
         var payloads: [Int64: Data] = [:]
-        for row in try db.rows("SELECT id, payload FROM jobs WHERE id IN (\(placeholders(ids.count)))", ids.map { SQLiteData($0) }) {
-            payloads[try row.int64("id")] = row.data("payload")
+        for chunk in Array(Set(joins.map(\.existing.rawValue))).chunked(500) {  // SQLite's limit of variables
+            for row in try db.rows("SELECT id, payload FROM jobs WHERE id IN (\(placeholders(chunk.count)))", chunk.map { SQLiteData($0) }) {
+                payloads[try row.int64("id")] = row.data("payload")
+            }
         }
         return try joins.map { join in
             guard let payload = payloads[join.existing.rawValue] else {

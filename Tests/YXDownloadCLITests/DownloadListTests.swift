@@ -142,6 +142,10 @@ final class DownloadListTests: XCTestCase {
             ])
         // Only at the start of the list.
         XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
+        // A right-to-left override in a quoted line is written out, not shown reordered (found by a review).
+        XCTAssertEqual(
+            parse("https://example.com/a\n  out=../a\u{202E}txt.exe\n").errors,
+            ["urls.txt:2: out=../a\\u{202E}txt.exe would leave the output directory"])
     }
 
     /// `..` stays refused in `out=` and `dir=`, but one that stays inside is not said to leave it.

@@ -144,7 +144,10 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(
             conflicting.stderr.contains("f2.bin is already queued (job 3) with no checksum; this entry gives checksum sha-256=000"),
             conflicting.stderr)
-        XCTAssertTrue(conflicting.stderr.contains("2 entries name files already queued for another download; nothing was stored"))
+        XCTAssertTrue(
+            conflicting.stderr.hasSuffix(
+                "yxdownload: 2 entries name files already queued for another download; nothing was stored. Give them other "
+                    + "names with out=NAME (or dir=).\n"), conflicting.stderr)
         XCTAssertFalse(conflicting.stderr.contains("s3cret"), conflicting.stderr)
         let total = try await status()["total"] as? Int
         XCTAssertEqual(total, 3, "new.bin was stored although the enqueue failed")
@@ -152,6 +155,23 @@ final class DurableCommandTests: CLITestCase {
         let sameAgain = try await yxdownload("enqueue", "--queue", queue, "--retries", "2", "-H", "X-A: b", "-i", "urls.txt")
         XCTAssertEqual(sameAgain.status, 0, sameAgain.stderr)
         XCTAssertEqual(sameAgain.stdout, "queued 3 downloads in jobs.sqlite: 0 new, 3 already queued\n")
+        // The same request written otherwise joins too (found by a review): host case, a fragment, an
+        // empty query, a dot segment.
+        let f0 = server.url("/f0.bin")
+        let port = f0.port.map { ":\($0)" } ?? ""
+        let same = try await yxdownload(
+            "enqueue", "--queue", queue, "HTTP://LOCALHOST\(port)/f0.bin#part".replacingOccurrences(of: "LOCALHOST", with: f0.host ?? ""),
+            "\(server.url("/x/../f1.bin"))?")
+        XCTAssertEqual(same.status, 0, same.stderr)
+        XCTAssertEqual(same.stdout, "queued 2 downloads in jobs.sqlite: 0 new, 2 already queued\n")
+        // Only the credentials differ: said so, without them.
+        let withCredentials = f0.absoluteString.replacingOccurrences(of: "http://", with: "http://me:s3cret@")
+        let credentials = try await yxdownload("enqueue", "--queue", queue, withCredentials)
+        XCTAssertEqual(credentials.status, 1, credentials.stderr)
+        XCTAssertTrue(
+            credentials.stderr.hasPrefix("yxdownload: f0.bin is already queued (job 1) from the same URL with other credentials (not shown)\n"),
+            credentials.stderr)
+        XCTAssertFalse(credentials.stderr.contains("s3cret"), credentials.stderr)
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
         XCTAssertEqual(try XCTUnwrap(finished).status, 0)
         assertAllWhole(sources, in: "out")
@@ -511,6 +531,68 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(event?["url"] as? String, gone)
     }
 
+    /// Conflicts with jobs this version cannot read, and more conflicts than the report lists one by one.
+    func testEnqueueReportsJobsItCannotReadAndCountsConflictsBeyondTheFirstTen() async throws {
+        let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        var unreadable = JobOptions(uniqueKey: "yxdownload:old.bin", onDuplicate: .join)
+        unreadable.retry = StoredDownload.storeRetryPolicy
+        _ = try await store.enqueue(JobRequest(name: StoredDownload.jobName, payload: Data("{\"v\":2}".utf8), options: unreadable))
+        try await store.close()
+        let old = try await yxdownload("enqueue", "--queue", queue, "http://127.0.0.1:9/old.bin")
+        XCTAssertEqual(old.status, 1, old.stderr)
+        XCTAssertTrue(
+            old.stderr.hasPrefix(
+                "yxdownload: old.bin is already queued (job 1) as a job this version cannot read (a worker discards it; "
+                    + "'status --failed' then lists it)\n"), old.stderr)
+
+        try writeList((0..<12).map { "http://127.0.0.1:9/a/f\($0).bin\n" }.joined(), name: "a.txt")
+        try writeList((0..<12).map { "http://127.0.0.1:9/b/f\($0).bin\n" }.joined(), name: "b.txt")
+        let first = try await yxdownload("enqueue", "--queue", queue, "-i", "a.txt")
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let second = try await yxdownload("enqueue", "--queue", queue, "-i", "b.txt")
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertEqual(second.stderrLines.filter { $0.contains(" is already queued (job ") }.count, 10, second.stderr)
+        XCTAssertTrue(second.stderr.contains("\nyxdownload: … and 2 more\nyxdownload: 12 entries name files already queued"), second.stderr)
+        let total = try await status()["total"] as? Int
+        XCTAssertEqual(total, 13)
+    }
+
+    /// What a store holds is printed escaped: a job written by another program (a shared store) cannot
+    /// drive the terminal, and its file name must be one `enqueue` could have made.
+    func testAJobWithControlCharactersIsDiscardedAndPrintedEscaped() async throws {
+        let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        let crafted = StoredDownload(
+            url: "http://127.0.0.1:9/a.bin", path: ["\u{1B}[2Jx\u{202E}"], checksum: nil, options: StoredDownloadOptions())
+        let badChecksum = StoredDownload(
+            url: "ftp:eve:pw@127.0.0.1/b.bin", path: ["b.bin"], checksum: "sha-256=\u{1B}]0;pwned\u{7}", options: StoredDownloadOptions())
+        _ = try await store.enqueue([
+            try JobRequest(name: StoredDownload.jobName, parameters: crafted),
+            try JobRequest(name: StoredDownload.jobName, parameters: badChecksum),
+        ])
+        try await store.close()
+        let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
+        let output = try XCTUnwrap(finished)
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertFalse(output.stderr.contains("\u{1B}") || output.stderr.contains("\u{202E}") || output.stderr.contains("\u{7}"), output.stderr)
+        XCTAssertTrue(
+            output.stderr.contains("\nfail  out/\\u{1B}[2Jx\\u{202E}  discarded: the file's name holds control characters (http://127.0.0.1:9/a.bin)\n"),
+            output.stderr)
+        XCTAssertTrue(output.stderr.contains("\nfail  out/b.bin  discarded: not an http or https URL (…@127.0.0.1/b.bin)\n"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("pw@"), output.stderr)
+        let failed = try await yxdownload("status", "--queue", queue, "--failed")
+        XCTAssertFalse(failed.stdout.contains("\u{1B}") || failed.stdout.contains("pw@"), failed.stdout)
+        XCTAssertEqual(failed.stdoutLines.count, 2, failed.stdout)
+    }
+
+    /// An IPv6 host of a per-host limit is shown in brackets (the key keeps the form stores hold).
+    func testPerHostLimitsShowIPv6HostsInBrackets() {
+        XCTAssertEqual(QueueReport.shownOrigin("http://::1:8080"), "http://[::1]:8080")
+        XCTAssertEqual(QueueReport.shownOrigin("https://2001:db8::1:443"), "https://[2001:db8::1]:443")
+        XCTAssertEqual(QueueReport.shownOrigin("http://[::1]:8080"), "http://[::1]:8080")
+        XCTAssertEqual(QueueReport.shownOrigin("http://example.com:80"), "http://example.com:80")
+        XCTAssertEqual(QueueReport.shownOrigin("http://e\u{1B}x:80"), "http://e\\u{1B}x:80")
+    }
+
     /// A job no worker can run (parameters another version stored, a URL that is not http) is discarded:
     /// the worker says so as a failure, and `status --failed` lists it with the reason (found by a review:
     /// the reason was only in the database).
@@ -525,7 +607,9 @@ final class DurableCommandTests: CLITestCase {
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 60)
         let output = try XCTUnwrap(finished)
         XCTAssertEqual(output.status, 1, output.stderr)
-        XCTAssertTrue(output.stderr.contains("\nfail  job 1  discarded: the parameters of yxdownload.download do not decode"), output.stderr)
+        XCTAssertTrue(
+            output.stderr.contains("\nfail  job 1  discarded: its parameters cannot be read (url is not what this version expects): "
+                + "stored by another version?\n"), output.stderr)
         XCTAssertTrue(output.stderr.contains("\nfail  out/a.bin  discarded: not an http or https URL (ftp://example.com/a.bin)\n"), output.stderr)
         XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 2 failed"), output.stderr)
         XCTAssertFalse(output.stderr.contains("s3cret"), output.stderr)
@@ -536,7 +620,7 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(failed.status, 0, failed.stderr)
         let lines = failed.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 2, failed.stdout)
-        XCTAssertTrue(lines.first?.hasPrefix("fail  job 1  discarded: the parameters of yxdownload.download do not decode") == true, failed.stdout)
+        XCTAssertEqual(lines.first, "fail  job 1  discarded: its parameters cannot be read (url is not what this version expects): stored by another version?")
         XCTAssertEqual(lines.last, "fail  a.bin  discarded: not an http or https URL (ftp://example.com/a.bin)")
         let json = try await yxdownload("status", "--queue", queue, "--failed", "--json")
         let events = try json.stdout.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -807,12 +891,17 @@ final class DurableCommandTests: CLITestCase {
         for command in [["enqueue", "http://127.0.0.1:9/a.bin"], ["worker", "-d", "out", "--exit-when-empty"], ["status"]] {
             let output = try await RunningCommand([command[0], "--queue", "queues"] + command.dropFirst(), in: work).wait()
             XCTAssertEqual(output.status, 1, output.stderr)
-            XCTAssertTrue(output.stderr.contains("queues: it is a folder; give the store a file name"), output.stderr)
+            XCTAssertTrue(output.stderr.contains("queues: it names a folder; give the store a file name"), output.stderr)
         }
         let status = try await yxdownload("status", "--queue", "queues")
         XCTAssertEqual(
             status.stderr,
-            "yxdownload: cannot open the queue queues: it is a folder; give the store a file name, such as queues/jobs.sqlite\n")
+            "yxdownload: cannot open the queue queues: it names a folder; give the store a file name, such as queues/jobs.sqlite\n")
+        // A path that ends with a slash names a folder too: no file is made under the folder's name.
+        let slash = try await yxdownload("enqueue", "--queue", "new/", "http://127.0.0.1:9/a.bin")
+        XCTAssertEqual(slash.status, 1, slash.stderr)
+        XCTAssertTrue(slash.stderr.contains("the queue new/: it names a folder; give the store a file name, such as new/jobs.sqlite"), slash.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("new").path))
     }
 
     /// A PostgreSQL store that cannot be reached says why (postgres-nio describes every error with one

@@ -1,0 +1,25 @@
+import YXDownload
+
+/// Text from outside (a list line, a header, a job read from a store) made safe to print on one line.
+package enum PrintableText {
+    /// The text with control characters and the invisible marks that reorder text (U+202E and the other
+    /// bidirectional controls) written as `\u{…}`: a stray CR or an escape sequence must neither break
+    /// a `FILE:LINE: reason` line nor drive the terminal, and `a\u{202E}txt.exe` must not show as
+    /// `aexe.txt`.
+    package static func escaped(_ text: String) -> String {
+        func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                || FileNaming.isBidirectionalControl(scalar.value)
+        }
+        guard text.unicodeScalars.contains(where: isHidden) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isHidden(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
