@@ -35,7 +35,7 @@ struct DownloadCommand: ParsableCommand {
             NAME.1, NAME.2, ...
 
             Partial files: data goes to NAME.part in the output folder (what resuming needs is kept on \
-            it, or with -x in a small NAME.part.meta), and becomes NAME only when complete and verified. \
+            it, or in a small NAME.part.meta beside it), and becomes NAME only when complete and verified. \
             After a failure, Ctrl-C or a crash, run the same command again: each .part resumes where it \
             stopped. An existing NAME is skipped (--overwrite replaces it).
 

@@ -555,6 +555,14 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(second.stderr.contains("\nyxdownload: … and 2 more\nyxdownload: 12 entries name files already queued"), second.stderr)
         let total = try await status()["total"] as? Int
         XCTAssertEqual(total, 13)
+
+        // An entry without a checksum joins a queued job that checks one: that job is the stricter.
+        try writeList("http://127.0.0.1:9/c.bin\n  checksum=sha-256=\(String(repeating: "0", count: 64))\n", name: "c.txt")
+        let checked = try await yxdownload("enqueue", "--queue", queue, "-i", "c.txt")
+        XCTAssertEqual(checked.status, 0, checked.stderr)
+        let unchecked = try await yxdownload("enqueue", "--queue", queue, "http://127.0.0.1:9/c.bin")
+        XCTAssertEqual(unchecked.status, 0, unchecked.stderr)
+        XCTAssertEqual(unchecked.stdout, "queued 1 download in jobs.sqlite: 0 new, 1 already queued\n")
     }
 
     /// What a store holds is printed escaped: a job written by another program (a shared store) cannot
