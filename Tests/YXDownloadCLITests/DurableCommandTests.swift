@@ -531,6 +531,33 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(event?["url"] as? String, gone)
     }
 
+    /// A worker that finds its job's `.part` written by another process (a plain run into the worker's
+    /// folder here; a worker whose lease ran out, in life) queues the job again instead of writing into
+    /// it; the next attempt finds the file whole and skips it.
+    func testAWorkerQueuesAgainAJobWhosePartAnotherProcessWrites() async throws {
+        let size: Int64 = 3 << 20
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 768 * 1024)
+        let url = server.url("/movie.bin").absoluteString
+        let run = try RunningCommand([url, "-d", "out"], in: work)
+        try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 100_000 }
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, url)
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let worker = try startWorker("--exit-when-empty")
+        let ranFirst = await run.wait(timeout: 120)
+        XCTAssertEqual(try XCTUnwrap(ranFirst).status, 0)
+        let finished = await worker.wait(timeout: 120)
+        let output = try XCTUnwrap(finished, "the worker did not end")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(
+            output.stderr.contains(
+                "again out/movie.bin  out/movie.bin.part is being written by another download of this file (another "
+                    + "yxdownload run, or a worker sharing the folder), so it was left alone; queued again for a later attempt"),
+            output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 1 skipped, 0 failed"), output.stderr)
+        XCTAssertTrue(holdsGenerated("out/movie.bin", size: size, seed: 21))
+        XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the worker sent a request")
+    }
+
     /// Conflicts with jobs this version cannot read, and more conflicts than the report lists one by one.
     func testEnqueueReportsJobsItCannotReadAndCountsConflictsBeyondTheFirstTen() async throws {
         let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
