@@ -162,6 +162,13 @@ final class DownloadJobRunner: JobRunner {
             reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: error.httpStatus))
             throw JobHandlerError.doNotRetry(reason)
         } catch {
+            if context.stopReason == .leaseLost {
+                // Not canceled: the job runs again once its lease expires, and resumes the `.part`. Said,
+                // for a download that stops without a word looks lost (found by a review).
+                totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
+                reporter.failed(id, item, DownloadFailure(message: Self.leaseLostMessage, httpStatus: nil, isFinal: false))
+                throw error
+            }
             reporter.ended(id)
             if Task.isCancelled || error is CancellationError {
                 totals.withLock {
@@ -172,6 +179,11 @@ final class DownloadJobRunner: JobRunner {
             throw error
         }
     }
+
+    /// The `again` line of a download stopped because the worker could not renew its lease in time.
+    static let leaseLostMessage =
+        "stopped: this worker could not renew its lease on the job in time (the store did not answer, or was "
+        + "busy, for the --lease seconds); queued again, and the next attempt resumes the .part"
 
     /// Called (on any thread, any number of times) when a download failed because of this worker's
     /// disk or folder; the worker then stops.

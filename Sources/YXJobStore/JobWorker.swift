@@ -143,6 +143,10 @@ public final class JobWorker: Service, Sendable {
         // The loops are tasks of the worker's own, not children of the caller's: a canceled caller
         // must still be able to give its jobs back to the store.
         let control = Task { await self.controlLoop() }
+        // Leases are watched apart from the control loop, whose heartbeat may wait on a busy store
+        // (another process's long write): a job must not run on past its lease, when another worker
+        // may take it over (found by a review: a long enqueue held it 40 s past a 1 s lease).
+        let leaseWatch = Task { await self.leaseWatchLoop() }
         // The runner's names and caps are fixed: the claim groups are made once, for both loops that claim.
         let groups = claimGroups(names: names)
         let completions = Task { await self.completionLoop(groups: groups) }
@@ -164,7 +168,9 @@ public final class JobWorker: Service, Sendable {
         controlSignal.signal()
         await completions.value
         control.cancel()
+        leaseWatch.cancel()
         await control.value
+        await leaseWatch.value
         logger.info("worker stopped")
         if let failure = state.withLock({ $0.storeFailure }) { throw failure }
     }
@@ -501,11 +507,12 @@ public final class JobWorker: Service, Sendable {
 
     /// Cancels a running job's handler for `reason` (the first reason wins).
     private func stop(_ id: JobID, reason: StopReason) {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            guard state.running[id] != nil, state.running[id]?.stopReason == nil else { return nil }
+        let (task, box) = state.withLock { state -> (Task<Void, Never>?, ProgressBox?) in
+            guard state.running[id] != nil, state.running[id]?.stopReason == nil else { return (nil, nil) }
             state.running[id]?.stopReason = reason
-            return state.running[id]?.task
+            return (state.running[id]?.task, state.running[id]?.progress)
         }
+        box?.stop(because: reason)  // before the cancel: the handler reads why when it sees it
         if let task {
             logger.debug("stopping job", metadata: ["job": "\(id)", "reason": "\(reason)"])
             task.cancel()
@@ -734,17 +741,13 @@ public final class JobWorker: Service, Sendable {
             let now = clock.now
 
             // The job's own timeout, and leases that could not be renewed in time.
-            let (timedOut, expired) = state.withLock { state -> ([JobID], [JobID]) in
-                var timedOut: [JobID] = []
-                var expired: [JobID] = []
-                for (id, job) in state.running where job.stopReason == nil {
-                    if let deadline = job.deadline, deadline <= now { timedOut.append(id) }
-                    if now - job.renewedAt > configuration.leaseDuration { expired.append(id) }
+            let timedOut = state.withLock { state -> [JobID] in
+                state.running.compactMap { id, job in
+                    job.stopReason == nil && job.deadline.map { $0 <= now } == true ? id : nil
                 }
-                return (timedOut, expired)
             }
             for id in timedOut { stop(id, reason: .timedOut) }
-            for id in expired { stop(id, reason: .leaseLost) }
+            stopJobsWithExpiredLeases(now: now)
 
             await heartbeatOrCheck(now: now, lastCheck: &lastCheck)
 
@@ -775,6 +778,31 @@ public final class JobWorker: Service, Sendable {
                 }
             }
             await controlSignal.wait(after: generation, timeout: configuration.tick)
+        }
+    }
+
+    /// Stops the jobs whose lease was not renewed for the lease's duration: the store may give them to
+    /// another worker now.
+    private func stopJobsWithExpiredLeases(now: ContinuousClock.Instant) {
+        let expired = state.withLock { state -> [JobID] in
+            state.running.compactMap { id, job in
+                job.stopReason == nil && now - job.renewedAt > configuration.leaseDuration ? id : nil
+            }
+        }
+        for id in expired { stop(id, reason: .leaseLost) }
+    }
+
+    /// Checks the leases every tick until the worker stops, whatever the control loop waits for.
+    private func leaseWatchLoop() async {
+        let clock = ContinuousClock()
+        while !Task.isCancelled {
+            let stopped = state.withLock { state -> Bool in
+                if case .stopped = state.phase { return true }
+                return false
+            }
+            if stopped { return }
+            stopJobsWithExpiredLeases(now: clock.now)
+            try? await Task.sleep(for: configuration.tick)
         }
     }
 
@@ -855,22 +883,7 @@ extension JobWorker {
         case stopped
     }
 
-    /// Why the worker canceled a handler.
-    enum StopReason: Hashable, CustomStringConvertible {
-        case canceledInStore
-        case leaseLost
-        case timedOut
-        case shutdown
-
-        var description: String {
-            switch self {
-            case .canceledInStore: "canceled in the store"
-            case .leaseLost: "lease lost"
-            case .timedOut: "timed out"
-            case .shutdown: "shutdown"
-            }
-        }
-    }
+    typealias StopReason = JobStopReason
 
     struct RunningJob {
         var lease: JobLease

@@ -46,6 +46,11 @@ public struct StoredJobContext: Sendable {
         return logger
     }
 
+    /// Why the worker canceled the handler's task, once it did; `nil` while the job runs on. A handler
+    /// that sees cancellation can tell a lost lease (the job runs again elsewhere) from a cancel in the
+    /// store, its timeout or the worker's shutdown, and say so.
+    public var stopReason: JobStopReason? { progressBox.stopReason }
+
     /// The job's identifier.
     public var id: JobID { job.id }
     /// The attempt number (1 for the first run; it also counts runs that a lost worker left unfinished).
@@ -67,15 +72,24 @@ public struct StoredJobContext: Sendable {
     }
 }
 
-/// The latest progress of one running job, and which version of it the store has.
+/// The latest progress of one running job and which version of it the store has; and why the worker
+/// stopped it, once it did. The worker and the handler's context share it.
 final class ProgressBox: Sendable {
     private struct State {
         var progress: JobProgress?
         var version = 0
         var writtenVersion = 0
+        var stopReason: JobStopReason?
     }
 
     private let state = Locked(State())
+
+    /// Records why the worker stops the job (before it cancels the handler's task).
+    func stop(because reason: JobStopReason) {
+        state.withLock { $0.stopReason = reason }
+    }
+
+    var stopReason: JobStopReason? { state.withLock { $0.stopReason } }
 
     func update(_ progress: JobProgress) {
         state.withLock { state in

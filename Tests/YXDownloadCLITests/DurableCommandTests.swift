@@ -558,6 +558,43 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the worker sent a request")
     }
 
+    /// A worker that cannot renew its lease in time (the store held by another process's long write, as
+    /// a long enqueue does) stops the download and says so; the job runs again and resumes the `.part`
+    /// (found by a review: the download stopped without a word, counted as canceled).
+    func testAWorkerThatLosesItsLeaseSaysSoAndTheJobResumesLater() async throws {
+        let size: Int64 = 3 << 20
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 1 << 20)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, server.url("/movie.bin").absoluteString)
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let worker = try startWorker("--exit-when-empty")  // --lease 1
+        try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 100_000 }
+        // This process writes to the store until the worker has given up the download (at most a minute).
+        let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        let deadline = Date().addingTimeInterval(60)
+        var held = false
+        let busy = JobRequestBatches {
+            if held { return nil }
+            held = true
+            while Date() < deadline && !worker.stderrSoFar.contains("could not renew its lease") { usleep(20_000) }
+            return []
+        }
+        _ = try await store.enqueue(batches: busy)
+        try await store.close()
+        let finished = await worker.wait(timeout: 120)
+        let output = try XCTUnwrap(finished, "the worker did not end")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(
+            output.stderr.contains(
+                "again out/movie.bin  stopped: this worker could not renew its lease on the job in time (the store did not "
+                    + "answer, or was busy, for the --lease seconds); queued again, and the next attempt resumes the .part ("),
+            output.stderr)
+        XCTAssertTrue(output.stderr.contains("1 done, 0 skipped, 0 failed"), output.stderr)
+        XCTAssertFalse(output.stderr.contains("canceled"), output.stderr)
+        XCTAssertTrue(holdsGenerated("out/movie.bin", size: size, seed: 21))
+        let ranges = server.requests(to: "/movie.bin").compactMap { $0.header("Range") }
+        XCTAssertTrue(ranges.contains { $0 != "bytes=0-" }, "the next attempt did not resume: \(ranges)")
+    }
+
     /// Conflicts with jobs this version cannot read, and more conflicts than the report lists one by one.
     func testEnqueueReportsJobsItCannotReadAndCountsConflictsBeyondTheFirstTen() async throws {
         let store = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)

@@ -111,6 +111,49 @@ final class JobWorkerTests: XCTestCase {
         XCTAssertEqual(state, .available)
     }
 
+    /// A handler canceled because its worker could not renew the lease in time learns why
+    /// (`context.stopReason`), and the job is left for a later attempt. The store is held busy by another
+    /// connection's long enqueue (its batches are read inside its write transaction), as a long
+    /// `yxdownload enqueue` held a worker's store in a review.
+    func testAHandlerLearnsThatItsLeaseWasLostWhileTheStoreWasBusy() async throws {
+        let id = try await store.enqueue(JobRequest(name: "long")).id
+        let seen = Locked<JobStopReason?>(nil)
+        let stopped = DispatchSemaphore(value: 0)
+        var registry = JobRegistry()
+        registry.register("long") { _, context in
+            do {
+                while true { try await Task.sleep(for: .seconds(3600)) }
+            } catch {
+                seen.withLock { $0 = context.stopReason }
+                stopped.signal()
+                throw error
+            }
+        }
+        var configuration = configuration()
+        configuration.recoveryBound = .seconds(1)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        let run = Task { try await worker.run() }
+        try await waitFor([id], toBe: [.running])
+
+        // Another connection writes until the handler was stopped (at most a minute).
+        let other = try await SQLiteJobStore.open(path: folder.appendingPathComponent("jobs.sqlite").path)
+        var held = false
+        let busy = JobRequestBatches {
+            if held { return nil }
+            held = true
+            _ = stopped.wait(timeout: .now() + 60)
+            return [JobRequest(name: "later")]
+        }
+        _ = try await other.enqueue(batches: busy)
+        try await other.close()
+        XCTAssertEqual(seen.withLock { $0 }, .leaseLost)
+        worker.shutdown()
+        try await run.value
+        let record = try await store.job(id)
+        XCTAssertNotEqual(record?.state, .succeeded)
+        XCTAssertNotEqual(record?.state, .canceled)
+    }
+
     func testExitWhenIdleReturnsOnceNothingIsLeft() async throws {
         var registry = JobRegistry()
         let ran = Locked(0)
