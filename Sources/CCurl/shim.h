@@ -31,6 +31,18 @@ static inline int yx_lock_whole_file(int fd) {
     return fcntl(fd, F_SETLK, &lock);
 }
 
+/// The process that holds a lock on the file open as `fd` that would stop `yx_lock_whole_file` (its pid),
+/// 0 when none does (this process's own locks never count), -1 with errno when it cannot be told.
+static inline int yx_file_lock_holder(int fd) {
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
+    return lock.l_type == F_UNLCK ? 0 : (int)lock.l_pid;
+}
+
 /// Flushes the whole file system that holds `fd` (Linux), or just `fd` elsewhere.
 static inline int yx_syncfs(int fd) {
 #if defined(__linux__)

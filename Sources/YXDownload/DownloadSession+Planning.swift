@@ -1,4 +1,3 @@
-internal import CCurl
 import Foundation
 import YXQueue
 
@@ -161,16 +160,20 @@ extension DownloadSession {
         return fd
     }
 
-    /// Locks the open `.part` for this process (a POSIX record lock, see `yx_lock_whole_file`), or closes
-    /// it and throws when another process holds it: two runs (or a run and a worker sharing the folder)
-    /// that write one `.part` at once would mix their bytes, and one would rename a file the other still
-    /// writes (found by a review). The lock ends when the descriptor closes, or the process ends. A file
-    /// system without locks (`ENOLCK`, …) is used without one, as before. A `.part` made without a name
-    /// is locked just before it gets one (`nameUnnamedPartLocked`): no other process can open it before.
+    /// Locks the `.part` just opened as `fd` for this process (``PartLock``), or closes it and throws when
+    /// another process holds it, or when `NAME.part` no longer names the file that was opened: the other
+    /// process renamed its finished `.part` between the open and the lock (found by a review: the file
+    /// under its final name was then emptied and written again).
     func lockPart(_ fd: Int32) throws(DownloadError) {
-        guard yx_lock_whole_file(fd) != 0 else { return }
-        let code = errno
-        guard code == EAGAIN || code == EACCES else { return }
+        var code = PartLock.lock(fd)
+        if code == nil {
+            var opened = stat()
+            var named = stat()
+            let same = fstat(fd, &opened) == 0 && lstat(partPath, &named) == 0 && opened.st_dev == named.st_dev
+                && opened.st_ino == named.st_ino
+            if !same { code = EAGAIN }
+        }
+        guard let code else { return }
         close(fd)
         throw DownloadError(.fileSystem, "cannot use \(partPath): \(DownloadError.partInUseReason)", url: redactedURL, osErrno: code)
     }

@@ -103,7 +103,7 @@ extension DownloadSession {
         // Locked for this process before it has a name, as a `.part` opened by name is (`lockPart`): no
         // other run can take it between the link and the lock. Nobody else can hold a lock on a file
         // without a name, so this cannot fail but for a file system without locks.
-        _ = yx_lock_whole_file(s.fd)
+        _ = PartLock.lock(s.fd)
         guard partPath.withCString({ Self.linkUnnamed(s.fd, to: $0) }) == 0 else {
             let code = errno
             logger.debug(

@@ -37,6 +37,10 @@ package final class JSONReporter: RunReporter {
         ]))
     }
 
+    package func waiting(_ item: DownloadItem, _ reason: String) {
+        emit(JSONLine(["event": .string("wait"), "url": .string(item.url), "file": .string(item.file), "reason": .string(reason)]))
+    }
+
     package func failed(_ item: DownloadItem, _ failure: DownloadFailure) {
         lastReported[item.file] = nil
         emit(JSONLine([

@@ -37,6 +37,10 @@ package final class PlainReporter: RunReporter, Sendable {
         console.writeErr(failureLine(item, failure) + "\n")
     }
 
+    package func waiting(_ item: DownloadItem, _ reason: String) {
+        console.writeErr(waitingLine(item, reason) + "\n")
+    }
+
     package func tick(active: [ActiveDownload], totals: RunTotals) {}
 
     package func end(totals: RunTotals, stoppedBy stop: RunStop?) {

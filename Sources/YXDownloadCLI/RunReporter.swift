@@ -77,6 +77,8 @@ package protocol RunReporter: AnyObject {
     func finished(_ item: DownloadItem, result: DownloadResult, seconds: Double)
     func skipped(_ item: DownloadItem)
     func failed(_ item: DownloadItem, _ failure: DownloadFailure)
+    /// A download that waits before it can go on (a worker's `.part` that another process writes), with why.
+    func waiting(_ item: DownloadItem, _ reason: String)
     func tick(active: [ActiveDownload], totals: RunTotals)
     /// The run is over: clear live output and print the summary; `stop` says why it ended early, if it
     /// did.
@@ -104,6 +106,11 @@ extension RunReporter {
             break
         }
         return line
+    }
+
+    /// `wait  FILE  REASON (URL)`: the line of a download that waits, on standard error.
+    package func waitingLine(_ item: DownloadItem, _ reason: String) -> String {
+        "wait  \(item.file)  \(reason)" + (item.url.isEmpty ? "" : " (\(item.url))")
     }
 
     /// `fail  FILE  MESSAGE (URL)`: the line of a failed download, on standard error.

@@ -47,6 +47,11 @@ package final class SharedReporter: Sendable {
         }
     }
 
+    /// A download that waits before it goes on: still running.
+    package func waiting(_ id: Int64, _ item: DownloadItem, _ reason: String) {
+        state.withLock { $0.reporter.waiting(item, reason) }
+    }
+
     package func failed(_ id: Int64, _ item: DownloadItem, _ failure: DownloadFailure) {
         state.withLock { s in
             s.active[id] = nil

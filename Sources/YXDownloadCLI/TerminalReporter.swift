@@ -34,6 +34,10 @@ package final class TerminalReporter: RunReporter {
         screen.print([failureLine(item, failure)], toStandardError: true)
     }
 
+    package func waiting(_ item: DownloadItem, _ reason: String) {
+        screen.print([waitingLine(item, reason)], toStandardError: true)
+    }
+
     package func tick(active: [ActiveDownload], totals: RunTotals) {
         // Fitted to the window, up to a width that keeps a bar next to its name on a wide one.
         let width = max(20, min(screen.columns - 1, Self.widest))

@@ -71,7 +71,7 @@ final class DownloadJobRunner: JobRunner {
         }
         // A name as `enqueue` makes them (SPEC §4): a job written by another program may hold anything.
         guard download.path.allSatisfy({ FileNaming.sanitize($0) == $0 }) else {
-            throw discard(job, "the file's name holds control characters", download)
+            throw discard(job, "the file's name holds characters a name may not have (control characters, '\\' or marks that reorder text)", download)
         }
         var checksum: Checksum?
         if let text = download.checksum {
@@ -105,6 +105,7 @@ final class DownloadJobRunner: JobRunner {
         defer { progress.cancel() }
         let begin = DispatchTime.now().uptimeNanoseconds
         do {
+            try await waitWhileAnotherProcessWrites(file.path + ".part", id: id, item: item)
             // Cancelling this task (the worker stopping the attempt) cancels the download, and the call
             // returns only once it has ended: its `.part` is closed before another worker may claim it.
             guard let result = try await downloadJob.run(on: downloader.dispatcher) as? DownloadResult else {
@@ -180,6 +181,22 @@ final class DownloadJobRunner: JobRunner {
         }
     }
 
+    /// Waits, polling each second, while another process downloads into the job's `.part` (a run into
+    /// this folder, a worker whose lease ran out and that has not stopped yet): the lease is kept by the
+    /// heartbeats meanwhile, and no attempt is spent (found by a review: ten quick requeues, counted as
+    /// failures, failed a job whose file another process was still fetching). Says so once. A cancel
+    /// (shutdown, a lost lease) ends the wait.
+    private func waitWhileAnotherProcessWrites(_ part: String, id: Int64, item: DownloadItem) async throws {
+        guard PartLock.isHeldByAnotherProcess(at: part) else { return }
+        reporter.waiting(
+            id, item,
+            "\(item.file).part is being written by another download of this file (another yxdownload run, or a worker "
+                + "sharing the folder); this worker waits for it to end")
+        repeat {
+            try await Task.sleep(for: .seconds(1))
+        } while PartLock.isHeldByAnotherProcess(at: part)
+    }
+
     /// The `again` line of a download stopped because the worker could not renew its lease in time.
     static let leaseLostMessage =
         "stopped: this worker could not renew its lease on the job in time (the store did not answer, or was "
@@ -233,7 +250,8 @@ final class DownloadJobRunner: JobRunner {
             let at = path(context)
             return "no \(key.stringValue)" + (at.isEmpty ? "" : " in \(at)")
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "\(path(context)) is not what this version expects"
+            let at = path(context)
+            return at.isEmpty ? "not the JSON object this version expects" : "\(at) is not what this version expects"
         case .dataCorrupted(let context):
             return context.codingPath.isEmpty ? "not JSON" : "\(path(context)) is not what this version expects"
         @unknown default:

@@ -152,5 +152,6 @@ extension EnqueueCommand {
             conflicts.count += 1
             guard conflicts.described.count < Conflicts.describedAtMost else { return }
             conflicts.described.append("\(wanted.relativePath) is already queued (job \(joined.existing)) \(difference)")
-        }    }
+        }
+    }
 }

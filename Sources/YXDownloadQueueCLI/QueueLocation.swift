@@ -30,14 +30,20 @@ struct QueueLocation: Sendable, CustomStringConvertible {
             if let schema { configuration.schema = schema }
             return try await PostgresJobStore.open(url: url, configuration: configuration, logger: logger)
         }
-        var isFolder: ObjCBool = false
-        if text.hasSuffix("/") || (FileManager.default.fileExists(atPath: text, isDirectory: &isFolder) && isFolder.boolValue) {
-            // SQLite's own word for this is "disk I/O error".
-            throw QueueLocationError(description: "it names a folder; give the store a file name, such as \((text as NSString).appendingPathComponent("jobs.sqlite"))")
-        }
+        if let folderProblem { throw QueueLocationError(description: folderProblem) }
         let folder = URL(fileURLWithPath: text).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return try await SQLiteJobStore.open(path: text, logger: logger)
+    }
+
+    /// Why an SQLite store cannot be at this path: it names a folder (an existing one, or a path that ends
+    /// with `/`). SQLite's own word for an existing folder is "disk I/O error".
+    var folderProblem: String? {
+        guard !isPostgres else { return nil }
+        var isFolder: ObjCBool = false
+        guard text.hasSuffix("/") || (FileManager.default.fileExists(atPath: text, isDirectory: &isFolder) && isFolder.boolValue)
+        else { return nil }
+        return "it names a folder; give the store a file name, such as \((text as NSString).appendingPathComponent("jobs.sqlite"))"
     }
 
     /// ``open(logger:)`` for a command: on failure says why on standard error and returns `nil` (the

@@ -101,11 +101,11 @@ struct QueueReport: Codable, Sendable, Equatable {
         }.sorted { $0.host < $1.host }
         workers = status.workers.map { worker in
             Worker(
-                worker: worker.worker,
+                worker: PrintableText.escaped(worker.worker),
                 jobs: worker.jobs.map { job in
                     let download = downloads[job.id]
                     return Running(
-                        id: job.id.rawValue, file: download?.relativePath ?? job.name,
+                        id: job.id.rawValue, file: PrintableText.escaped(download?.relativePath ?? job.name),
                         url: download?.redactedURL ?? "",
                         attempt: job.attempt, bytesDone: job.progress.completedUnits, bytesTotal: job.progress.totalUnits,
                         fraction: job.progress.fraction, canceling: job.cancelRequested)

@@ -13,6 +13,10 @@ extension StatusCommand {
         let json = json
         // `status` only reads: a missing or empty file is no queue, and is not made one.
         let size = (try? FileManager.default.attributesOfItem(atPath: location.text)[.size] as? Int) ?? nil
+        if let folderProblem = location.folderProblem {
+            console.writeErr("yxdownload: cannot open the queue \(location): \(folderProblem)\n")
+            return ExitStatus.failure
+        }
         if !location.isPostgres && (size ?? 0) == 0 {
             console.writeErr("yxdownload: no queue at \(location) (yxdownload enqueue --queue \(location) creates it)\n")
             return ExitStatus.failure

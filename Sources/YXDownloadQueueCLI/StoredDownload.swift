@@ -34,8 +34,10 @@ struct StoredDownload: Codable, Sendable, Equatable {
     /// that `enqueue` checked (a store edited by hand, another program's job): credentials are also
     /// looked for where a URL without `//` keeps them (`ftp:eve:pw@host/a`).
     var redactedURL: String {
-        let text = URL(string: url).map { URLRedaction.redacted($0) } ?? url
-        return PrintableText.escaped(URLRedaction.redactingCredentials(inAuthoritiesOf: text))
+        // A URL that does not parse may hide a password with a `/` in it: hidden from its word's start.
+        let text = URL(string: url).map { URLRedaction.redactingCredentials(inAuthoritiesOf: URLRedaction.redacted($0)) }
+            ?? URLRedaction.redactingCredentials(in: url)
+        return PrintableText.escaped(text)
     }
 
     /// The request the URL makes, for telling two downloads of one file apart: without credentials
