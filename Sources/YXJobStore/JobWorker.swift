@@ -244,11 +244,12 @@ public final class JobWorker: Service, Sendable {
                     // The room now: the claims before this one took some.
                     let limit = reserveRoom(for: group)
                     guard limit > 0 else { continue }
+                    let asked = ContinuousClock.now
                     let jobs = try await claim(group, limit: limit)
                     wantedMore = true
                     if jobs.count < limit { claimedAll = false }
                     if !jobs.isEmpty { claimedAny = true }
-                    start(jobs, reserved: limit, group: group)
+                    start(jobs, reserved: limit, group: group, askedAt: asked)
                 }
                 if configuration.discardUnknownJobs, isRunning {
                     let unknown = try await store.claim(
@@ -355,18 +356,33 @@ public final class JobWorker: Service, Sendable {
 
     /// Starts claimed jobs in the slots reserved for their claim, and gives back the reservation
     /// (in one step: the slots are never counted free in between).
-    private func start(_ jobs: [ClaimedJob], reserved: Int, group: [String]) {
-        let now = ContinuousClock.now
+    ///
+    /// - Parameter asked: When the claim was asked for. The store counts the lease from a moment after
+    ///   that, maybe long before the answer (a claim that waited on a busy store): counted from here, the
+    ///   worker never thinks a lease longer than it is (found by a review).
+    private func start(_ jobs: [ClaimedJob], reserved: Int, group: [String], askedAt asked: ContinuousClock.Instant = .now) {
+        let now = asked
         let boxes = jobs.map { _ in ProgressBox() }
-        let running = state.withLock { state -> Bool in
+        let (running, earlier) = state.withLock { state -> (Bool, [JobID: Task<Void, Never>]) in
             state.reserved -= reserved
             if group.count == 1, let name = group.first, let held = state.reservedByName[name] {
                 state.reservedByName[name] = held > reserved ? held - reserved : nil
             }
             // A full claim: more jobs are likely waiting.
             if reserved > 0 { state.backlog = jobs.count >= reserved }
-            guard case .running = state.phase else { return false }
+            guard case .running = state.phase else { return (false, [:]) }
+            var earlier: [JobID: Task<Void, Never>] = [:]
             for (job, box) in zip(jobs, boxes) {
+                if let previous = state.running[job.id] {
+                    // The same job again while its earlier attempt here still ends (its lease ran out, and
+                    // the store gave the job back to this worker): the new attempt takes the entry, counts
+                    // once, and starts when the earlier one has ended, so that the two never work at once
+                    // (found by a review: the earlier one removed the new one's entry, which then ran
+                    // without heartbeats).
+                    if let task = previous.task { earlier[job.id] = task }
+                } else {
+                    state.runningByName[job.name, default: 0] += 1
+                }
                 state.running[job.id] = RunningJob(
                     lease: job.lease,
                     name: job.name,
@@ -375,9 +391,8 @@ public final class JobWorker: Service, Sendable {
                     progressWrittenAt: now,
                     deadline: job.timeout.map { now + $0 }
                 )
-                state.runningByName[job.name, default: 0] += 1
             }
-            return true
+            return (true, earlier)
         }
         guard running else {
             // Claimed while the worker began to shut down (the completion loop claims too): given back unrun.
@@ -386,7 +401,11 @@ public final class JobWorker: Service, Sendable {
         }
         for (job, box) in zip(jobs, boxes) {
             metrics.metrics(for: job.name).claimed(queuedSeconds: Date().timeIntervalSince(job.readyAt))
-            let task = Task { await self.execute(job, progress: box) }
+            let before = earlier[job.id]
+            let task = Task {
+                await before?.value
+                await self.execute(job, progress: box)
+            }
             let cancelNow = state.withLock { state -> Bool in
                 guard state.running[job.id] != nil else { return false }
                 state.running[job.id]?.task = task
@@ -429,7 +448,9 @@ public final class JobWorker: Service, Sendable {
         // Counted as finishing until its outcome is queued: the drain waits for that too, or a
         // shutdown could stop the completion loop between the two and leave the job running in the store.
         let ended = state.withLock { state -> RunningJob? in
-            guard let entry = state.running.removeValue(forKey: job.id) else { return nil }
+            // Only this attempt's entry: a later attempt of the same job may have taken it (see `start`).
+            guard let entry = state.running[job.id], entry.lease == job.lease else { return nil }
+            state.running.removeValue(forKey: job.id)
             state.runningByName[job.name, default: 1] -= 1
             state.finishing += 1
             return entry
@@ -438,7 +459,8 @@ public final class JobWorker: Service, Sendable {
             if ended != nil { state.withLock { $0.finishing -= 1 } }
             slotSignal.signal()
         }
-        // Missing: the drain gave the job back already, because the handler ignored its cancel.
+        // Missing: the drain gave the job back already, because the handler ignored its cancel; or a
+        // later attempt of the job took the entry (this one's lease was lost: no outcome to record).
         guard let ended else { return }
         let (outcome, label) = decideOutcome(job, result: result, stopReason: ended.stopReason)
         jobMetrics.outcome(label)
@@ -686,6 +708,7 @@ public final class JobWorker: Service, Sendable {
     ///
     /// - Throws: When the outcomes were not recorded.
     private func writeOutcomes(_ batch: [JobCompletion], thenClaim group: [String], limit: Int) async throws {
+        let asked = ContinuousClock.now
         let result: OutcomesThenClaim
         do {
             result = try await store.complete(batch, thenClaim: claimRequest(group, limit: limit))
@@ -699,7 +722,7 @@ public final class JobWorker: Service, Sendable {
             metrics.storeError("claim")
             logger.warning("claim failed", metadata: ["error": "\(String(reflecting: error))"])
         }
-        start(result.claimed, reserved: limit, group: group)
+        start(result.claimed, reserved: limit, group: group, askedAt: asked)
         // Slots reserved and not filled: the claim loop may be waiting for one to free up.
         if result.claimed.count < limit { slotSignal.signal() }
     }

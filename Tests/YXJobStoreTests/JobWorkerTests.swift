@@ -154,6 +154,64 @@ final class JobWorkerTests: XCTestCase {
         XCTAssertNotEqual(record?.state, .canceled)
     }
 
+    /// A job whose lease ran out while its handler was slow to end is claimed again by the same worker:
+    /// the new attempt starts only once the old one has ended, and is tracked (heartbeats, outcome), not
+    /// dropped when the old attempt's entry goes (found by a review).
+    func testAJobClaimedAgainWhileItsEarlierAttemptEndsStartsAfterItAndIsRecorded() async throws {
+        let id = try await store.enqueue(JobRequest(name: "slow-to-end")).id
+        let events = Locked<[String]>([])
+        let lostLease = DispatchSemaphore(value: 0)
+        let path = folder.appendingPathComponent("jobs.sqlite").path
+        var registry = JobRegistry()
+        registry.register("slow-to-end") { _, context in
+            guard context.attempt == 1 else {
+                events.withLock { $0.append("second started") }
+                return
+            }
+            do {
+                while true { try await Task.sleep(for: .seconds(3600)) }
+            } catch {
+                lostLease.signal()
+                // Lingers until the store has given the job out again (attempt 2), as a download whose
+                // cancel takes a moment does (in a task of its own: this one is canceled).
+                let jobID = context.id
+                await Task.detached {
+                    guard let reader = try? await SQLiteJobStore.open(path: path) else { return }
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while ContinuousClock.now < deadline, ((try? await reader.job(jobID))??.attempt ?? 0) < 2 {
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                    try? await reader.close()
+                    try? await Task.sleep(for: .milliseconds(200))
+                }.value
+                events.withLock { $0.append("first ended") }
+                throw error
+            }
+        }
+        var configuration = configuration()
+        configuration.recoveryBound = .seconds(1)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        let run = Task { try await worker.run() }
+        try await waitFor([id], toBe: [.running])
+        // Another connection writes until the handler was stopped: the lease cannot be renewed.
+        let other = try await SQLiteJobStore.open(path: path)
+        var held = false
+        let busy = JobRequestBatches {
+            if held { return nil }
+            held = true
+            _ = lostLease.wait(timeout: .now() + 60)
+            return []
+        }
+        _ = try await other.enqueue(batches: busy)
+        try await other.close()
+        try await waitFor([id], toBe: [.succeeded])
+        worker.shutdown()
+        try await run.value
+        XCTAssertEqual(events.withLock { $0 }, ["first ended", "second started"])
+        let record = try await store.job(id)
+        XCTAssertEqual(record?.attempt, 2)
+    }
+
     func testExitWhenIdleReturnsOnceNothingIsLeft() async throws {
         var registry = JobRegistry()
         let ran = Locked(0)
