@@ -31,16 +31,18 @@ static inline int yx_lock_whole_file(int fd) {
     return fcntl(fd, F_SETLK, &lock);
 }
 
-/// The process that holds a lock on the file open as `fd` that would stop `yx_lock_whole_file` (its pid),
-/// 0 when none does (this process's own locks never count), -1 with errno when it cannot be told.
-static inline int yx_file_lock_holder(int fd) {
+/// Whether another process holds a lock on the file open as `fd` that would stop `yx_lock_whole_file`:
+/// 1, or 0 when none does (this process's own locks never count), -1 with errno when it cannot be told.
+/// (The holder's pid is not asked for: it reads 0 for a holder in another pid namespace or on another
+/// machine.)
+static inline int yx_file_is_locked_by_another(int fd) {
     struct flock lock = {0};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
     lock.l_start = 0;
     lock.l_len = 0;
     if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
-    return lock.l_type == F_UNLCK ? 0 : (int)lock.l_pid;
+    return lock.l_type == F_UNLCK ? 0 : 1;
 }
 
 /// Flushes the whole file system that holds `fd` (Linux), or just `fd` elsewhere.

@@ -36,6 +36,6 @@ package enum PartLock {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return yx_file_lock_holder(fd) > 0
+        return yx_file_is_locked_by_another(fd) == 1
     }
 }
