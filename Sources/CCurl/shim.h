@@ -18,16 +18,22 @@ extern int syncfs(int fd);  // glibc declares these only under _GNU_SOURCE
 extern int sync_file_range(int fd, off_t offset, off_t nbytes, unsigned int flags);
 #endif
 
-/// Takes a write lock on the whole file open as `fd`, without waiting: a POSIX record lock, held by this
-/// process until it closes a descriptor of the file (or ends, `kill -9` included), seen by other
-/// processes (on NFS too), never by this one. Returns 0, or -1 with errno (EAGAIN or EACCES: another
-/// process holds a lock on it).
-static inline int yx_lock_whole_file(int fd) {
+/// A POSIX write lock over the whole file (from its start, to its end however it grows).
+static inline struct flock yx_whole_file_write_lock(void) {
     struct flock lock = {0};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
     lock.l_start = 0;
     lock.l_len = 0;
+    return lock;
+}
+
+/// Takes a write lock on the whole file open as `fd`, without waiting: a POSIX record lock, held by this
+/// process until it closes a descriptor of the file (or ends, `kill -9` included), seen by other
+/// processes (on NFS too), never by this one. Returns 0, or -1 with errno (EAGAIN or EACCES: another
+/// process holds a lock on it).
+static inline int yx_lock_whole_file(int fd) {
+    struct flock lock = yx_whole_file_write_lock();
     return fcntl(fd, F_SETLK, &lock);
 }
 
@@ -36,11 +42,7 @@ static inline int yx_lock_whole_file(int fd) {
 /// (The holder's pid is not asked for: it reads 0 for a holder in another pid namespace or on another
 /// machine.)
 static inline int yx_file_is_locked_by_another(int fd) {
-    struct flock lock = {0};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = 0;
-    lock.l_len = 0;
+    struct flock lock = yx_whole_file_write_lock();
     if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
     return lock.l_type == F_UNLCK ? 0 : 1;
 }

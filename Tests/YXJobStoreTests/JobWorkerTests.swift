@@ -39,6 +39,21 @@ final class JobWorkerTests: XCTestCase {
         return configuration
     }
 
+    /// Holds the store's write lock from another connection until `signal` (at most a minute): an
+    /// enqueue whose batches are read inside its write transaction, as a long enqueue holds it.
+    private func holdTheStoreBusy(until signal: DispatchSemaphore) async throws {
+        let other = try await SQLiteJobStore.open(path: folder.appendingPathComponent("jobs.sqlite").path)
+        var held = false
+        let busy = JobRequestBatches {
+            if held { return nil }
+            held = true
+            _ = signal.wait(timeout: .now() + 60)
+            return []
+        }
+        _ = try await other.enqueue(batches: busy)
+        try await other.close()
+    }
+
     private func waitFor(_ ids: [JobID], toBe states: Set<StoredJobState>) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
@@ -135,17 +150,8 @@ final class JobWorkerTests: XCTestCase {
         let run = Task { try await worker.run() }
         try await waitFor([id], toBe: [.running])
 
-        // Another connection writes until the handler was stopped (at most a minute).
-        let other = try await SQLiteJobStore.open(path: folder.appendingPathComponent("jobs.sqlite").path)
-        var held = false
-        let busy = JobRequestBatches {
-            if held { return nil }
-            held = true
-            _ = stopped.wait(timeout: .now() + 60)
-            return [JobRequest(name: "later")]
-        }
-        _ = try await other.enqueue(batches: busy)
-        try await other.close()
+        // Another connection writes until the handler was stopped.
+        try await holdTheStoreBusy(until: stopped)
         XCTAssertEqual(seen.withLock { $0 }, .leaseLost)
         worker.shutdown()
         try await run.value
@@ -194,16 +200,7 @@ final class JobWorkerTests: XCTestCase {
         let run = Task { try await worker.run() }
         try await waitFor([id], toBe: [.running])
         // Another connection writes until the handler was stopped: the lease cannot be renewed.
-        let other = try await SQLiteJobStore.open(path: path)
-        var held = false
-        let busy = JobRequestBatches {
-            if held { return nil }
-            held = true
-            _ = lostLease.wait(timeout: .now() + 60)
-            return []
-        }
-        _ = try await other.enqueue(batches: busy)
-        try await other.close()
+        try await holdTheStoreBusy(until: lostLease)
         try await waitFor([id], toBe: [.succeeded])
         worker.shutdown()
         try await run.value
