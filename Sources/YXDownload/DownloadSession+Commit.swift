@@ -74,9 +74,14 @@ extension DownloadSession {
     /// `.part` renamed it (a worker that lost its lease while paused, then woke up and finished: found by
     /// a review, where the rightful worker then failed the job for good).
     func finalNames(_ fd: Int32) -> Bool {
+        Self.path(finalPath, names: fd)
+    }
+
+    /// Whether `path` names the file open as `fd` (same device and inode; a link to it does not count).
+    static func path(_ path: String, names fd: Int32) -> Bool {
         var own = stat()
         var named = stat()
-        return fstat(fd, &own) == 0 && lstat(finalPath, &named) == 0 && Self.isSameFile(own, named)
+        return fstat(fd, &own) == 0 && lstat(path, &named) == 0 && isSameFile(own, named)
     }
 
     /// The end of a commit whose file another process named: the bytes this download verified (and

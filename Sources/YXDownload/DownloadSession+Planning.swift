@@ -166,13 +166,7 @@ extension DownloadSession {
     /// under its final name was then emptied and written again).
     func lockPart(_ fd: Int32) throws(DownloadError) {
         var code = PartLock.lock(fd)
-        if code == nil {
-            var opened = stat()
-            var named = stat()
-            let same = fstat(fd, &opened) == 0 && lstat(partPath, &named) == 0 && opened.st_dev == named.st_dev
-                && opened.st_ino == named.st_ino
-            if !same { code = EAGAIN }
-        }
+        if code == nil && !Self.path(partPath, names: fd) { code = EAGAIN }
         guard let code else { return }
         close(fd)
         throw DownloadError(.fileSystem, "cannot use \(partPath): \(DownloadError.partInUseReason)", url: redactedURL, osErrno: code)

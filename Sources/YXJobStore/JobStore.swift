@@ -180,15 +180,10 @@ extension JobStore {
         counts.add(results)
         if batches.checksJoins {
             // After the transaction here: what the check throws cannot undo the enqueue.
-            var joins: [JoinedRequest] = []
-            for (request, result) in zip(requests, results) {
-                guard case .joined(let existing) = result else { continue }
-                guard let record = try await job(existing) else {
-                    throw JobStoreError.invalidResponse("job \(existing) was joined but is not in the store")
-                }
-                joins.append(JoinedRequest(request: request, existing: existing, existingPayload: record.payload))
-            }
-            try batches.check(joins)
+            let pending = JoinedRequest.pending(requests, results)
+            var payloads: [Int64: Data] = [:]
+            for join in pending { payloads[join.existing.rawValue] = try await job(join.existing)?.payload }
+            try batches.check(try JoinedRequest.joins(pending, payloads: payloads))
         }
         return counts
     }

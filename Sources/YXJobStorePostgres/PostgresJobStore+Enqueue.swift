@@ -55,23 +55,15 @@ extension PostgresJobStore {
     private func joined(_ batch: [JobRequest], _ results: [EnqueueResult], on connection: PostgresConnection) async throws
         -> [JoinedRequest]
     {
-        var joins: [(request: JobRequest, existing: JobID)] = []
-        for (request, result) in zip(batch, results) {
-            if case .joined(let existing) = result { joins.append((request, existing)) }
-        }
-        guard !joins.isEmpty else { return [] }
+        let pending = JoinedRequest.pending(batch, results)
+        guard !pending.isEmpty else { return [] }
         var binds = PostgresBindings()
-        binds.append(Array(Set(joins.map(\.existing.rawValue))))
+        binds.append(Array(Set(pending.map(\.existing.rawValue))))
         var payloads: [Int64: Data] = [:]
         for row in try await rows(on: connection, "SELECT id, payload FROM \(schema).jobs WHERE id = ANY($1)", binds) {
             payloads[try row["id"].decode(Int64.self)] = try row.data("payload")
         }
-        return try joins.map { join in
-            guard let payload = payloads[join.existing.rawValue] else {
-                throw JobStoreError.invalidResponse("job \(join.existing) was joined but is not in the store")
-            }
-            return JoinedRequest(request: join.request, existing: join.existing, existingPayload: payload)
-        }
+        return try JoinedRequest.joins(pending, payloads: payloads)
     }
 
     /// Inserts requests in order, inside the caller's transaction: runs of requests without

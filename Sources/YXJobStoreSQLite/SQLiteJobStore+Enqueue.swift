@@ -30,13 +30,9 @@ extension SQLiteJobStore {
             }
             while let batch = try batches.next() {
                 try JobRequest.validate(batch)
-                var joins: [(request: JobRequest, existing: JobID)] = []
-                for request in batch {
-                    let result = try Self.insert(request, now: now, db)
-                    counts.add(result)
-                    if batches.checksJoins, case .joined(let existing) = result { joins.append((request, existing)) }
-                }
-                if !joins.isEmpty { try batches.check(try Self.joined(joins, db)) }
+                let results = try batch.map { try Self.insert($0, now: now, db) }
+                counts.add(results)
+                if batches.checksJoins { try batches.check(try Self.joined(JoinedRequest.pending(batch, results), db)) }
             }
             return counts
         }
@@ -46,19 +42,14 @@ extension SQLiteJobStore {
     }
 
     /// The joins of a batch with the parameters of the jobs they joined, for the batches' join check.
-    private static func joined(_ joins: [(request: JobRequest, existing: JobID)], _ db: Database) throws -> [JoinedRequest] {
+    private static func joined(_ pending: [JoinedRequest.Pending], _ db: Database) throws -> [JoinedRequest] {
         var payloads: [Int64: Data] = [:]
-        for chunk in Array(Set(joins.map(\.existing.rawValue))).chunked(500) {  // SQLite's limit of variables
+        for chunk in Array(Set(pending.map(\.existing.rawValue))).chunked(500) {  // SQLite's limit of variables
             for row in try db.rows("SELECT id, payload FROM jobs WHERE id IN (\(placeholders(chunk.count)))", chunk.map { SQLiteData($0) }) {
                 payloads[try row.int64("id")] = row.data("payload")
             }
         }
-        return try joins.map { join in
-            guard let payload = payloads[join.existing.rawValue] else {
-                throw JobStoreError.invalidResponse("job \(join.existing) was joined but is not in the store")
-            }
-            return JoinedRequest(request: join.request, existing: join.existing, existingPayload: payload)
-        }
+        return try JoinedRequest.joins(pending, payloads: payloads)
     }
 
     private static func insert(_ request: JobRequest, now: Int64, _ db: Database) throws

@@ -39,6 +39,16 @@ final class JobWorkerTests: XCTestCase {
         return configuration
     }
 
+    /// A worker with a lease of about a second, started, once it runs job `id`.
+    private func startWithAShortLease(_ registry: JobRegistry, running id: JobID) async throws -> (JobWorker, Task<Void, any Error>) {
+        var configuration = configuration()
+        configuration.recoveryBound = .seconds(1)
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        let run = Task { try await worker.run() }
+        try await waitFor([id], toBe: [.running])
+        return (worker, run)
+    }
+
     /// Holds the store's write lock from another connection until `signal` (at most a minute): an
     /// enqueue whose batches are read inside its write transaction, as a long enqueue holds it.
     private func holdTheStoreBusy(until signal: DispatchSemaphore) async throws {
@@ -144,11 +154,7 @@ final class JobWorkerTests: XCTestCase {
                 throw error
             }
         }
-        var configuration = configuration()
-        configuration.recoveryBound = .seconds(1)
-        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
-        let run = Task { try await worker.run() }
-        try await waitFor([id], toBe: [.running])
+        let (worker, run) = try await startWithAShortLease(registry, running: id)
 
         // Another connection writes until the handler was stopped.
         try await holdTheStoreBusy(until: stopped)
@@ -194,11 +200,7 @@ final class JobWorkerTests: XCTestCase {
                 throw error
             }
         }
-        var configuration = configuration()
-        configuration.recoveryBound = .seconds(1)
-        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
-        let run = Task { try await worker.run() }
-        try await waitFor([id], toBe: [.running])
+        let (worker, run) = try await startWithAShortLease(registry, running: id)
         // Another connection writes until the handler was stopped: the lease cannot be renewed.
         try await holdTheStoreBusy(until: lostLease)
         try await waitFor([id], toBe: [.succeeded])
