@@ -49,15 +49,15 @@ final class JobWorkerTests: XCTestCase {
         return (worker, run)
     }
 
-    /// Holds the store's write lock from another connection until `signal` (at most a minute): an
+    /// Holds the store's write lock from another connection until `signal` (at most `seconds`): an
     /// enqueue whose batches are read inside its write transaction, as a long enqueue holds it.
-    private func holdTheStoreBusy(until signal: DispatchSemaphore) async throws {
+    private func holdTheStoreBusy(until signal: DispatchSemaphore, atMost seconds: Double = 60) async throws {
         let other = try await SQLiteJobStore.open(path: folder.appendingPathComponent("jobs.sqlite").path)
         var held = false
         let busy = JobRequestBatches {
             if held { return nil }
             held = true
-            _ = signal.wait(timeout: .now() + 60)
+            _ = signal.wait(timeout: .now() + seconds)
             return []
         }
         _ = try await other.enqueue(batches: busy)
@@ -139,10 +139,13 @@ final class JobWorkerTests: XCTestCase {
     /// A handler canceled because its worker could not renew the lease in time learns why
     /// (`context.stopReason`), and the job is left for a later attempt. The store is held busy by another
     /// connection's long enqueue (its batches are read inside its write transaction), as a long
-    /// `yxdownload enqueue` held a worker's store in a review.
+    /// `yxdownload enqueue` held a worker's store in a review. The job is stopped while the store is still
+    /// busy: before, its heartbeat waited out the busy store, and the job ran 40 s past a 1 s lease.
     func testAHandlerLearnsThatItsLeaseWasLostWhileTheStoreWasBusy() async throws {
         let id = try await store.enqueue(JobRequest(name: "long")).id
         let seen = Locked<JobStopReason?>(nil)
+        let released = Locked(false)
+        let stoppedWhileBusy = Locked<Bool?>(nil)
         let stopped = DispatchSemaphore(value: 0)
         var registry = JobRegistry()
         registry.register("long") { _, context in
@@ -150,15 +153,18 @@ final class JobWorkerTests: XCTestCase {
                 while true { try await Task.sleep(for: .seconds(3600)) }
             } catch {
                 seen.withLock { $0 = context.stopReason }
+                stoppedWhileBusy.withLock { $0 = !released.withLock { $0 } }
                 stopped.signal()
                 throw error
             }
         }
         let (worker, run) = try await startWithAShortLease(registry, running: id)
 
-        // Another connection writes until the handler was stopped.
-        try await holdTheStoreBusy(until: stopped)
+        // Another connection writes until the handler was stopped (20 s at most).
+        try await holdTheStoreBusy(until: stopped, atMost: 20)
+        released.withLock { $0 = true }
         XCTAssertEqual(seen.withLock { $0 }, .leaseLost)
+        XCTAssertEqual(stoppedWhileBusy.withLock { $0 }, true, "the job ran on past its lease while the store was busy")
         worker.shutdown()
         try await run.value
         let record = try await store.job(id)
