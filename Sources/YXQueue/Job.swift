@@ -1,4 +1,3 @@
-import DequeModule
 import Dispatch
 import Foundation
 
@@ -34,7 +33,13 @@ open class Job: @unchecked Sendable {
     public let createdAt: Date
     /// The queue the job's callbacks are delivered on (the original's `resultInMainThread`; pass
     /// `.main` only in a program that runs the main queue).
-    public let callbackQueue: DispatchQueue
+    public var callbackQueue: DispatchQueue { ownCallbackQueue ?? Job.defaultCallbackQueue }
+
+    /// The callback queue when it is not ``defaultCallbackQueue``. A job that held the shared default
+    /// itself retained it where it was made and released it where it was freed, often two threads: the
+    /// default queue's reference count then moved between their cores with every job (issue #14: a
+    /// third of the retains' cost on the adding thread of the no-op benchmark).
+    private let ownCallbackQueue: DispatchQueue?
     /// How the job's work is tried again after a failure that may go away (default: never). A retry
     /// happens within the attempt: the job stays executing, holds no queue slot while it waits, and
     /// rebuilds its operations (``JobManager/makeOperations()``) when the wait is over.
@@ -84,7 +89,7 @@ open class Job: @unchecked Sendable {
     ) {
         self.tag = tag
         self.createdAt = Date()
-        self.callbackQueue = callbackQueue
+        self.ownCallbackQueue = callbackQueue === Job.defaultCallbackQueue ? nil : callbackQueue
         self.limits = retryPolicy == .never && deadline == nil ? nil : Limits(retryPolicy: retryPolicy, deadline: deadline)
         self.core = Locked(Core())
     }
@@ -523,8 +528,6 @@ open class Job: @unchecked Sendable {
     /// One drain per job at a time (``Core/drainScheduled``) gives order and non-overlap even on a
     /// concurrent callback queue.
     private func post(_ mail: consuming Mail, in s: inout Core) -> Bool {
-        // Most jobs post two or three events: room for four at once, not three reallocations.
-        if s.mailbox.isEmpty { s.mailbox.reserveCapacity(4) }
         s.mailbox.append(mail)
         if s.drainScheduled { return false }
         s.drainScheduled = true
@@ -555,13 +558,12 @@ open class Job: @unchecked Sendable {
             // The listeners are read with each item, so one removed in a callback hears nothing more.
             // They are copies of the lists (no allocation), filtered while delivering.
             let next: (Mail, [WeakDelegate], [ObserverEntry], Dispatcher?)? = core.withLock { s in
-                guard !s.mailbox.isEmpty else {
+                // Moved out, not copied (an event's payload is an existential, whose copies go through
+                // the runtime's generic value witnesses).
+                guard let mail = s.mailbox.popFirst() else {
                     s.drainScheduled = false
                     return nil
                 }
-                // Moved out, not copied (an event's payload is an existential, whose copies go through
-                // the runtime's generic value witnesses).
-                let mail = s.mailbox.removeFirst()
                 switch mail {
                 case .neverBegins:
                     return (mail, [], s.observers, nil)
@@ -659,7 +661,7 @@ open class Job: @unchecked Sendable {
         var observedKinds: JobEvent.Kinds = []
         var nextObserverID: UInt64 = 0
         /// Mail for the callback queue, in transition order (see `post(_:in:)`).
-        var mailbox = Deque<Mail>()
+        var mailbox = Mailbox()
         /// Whether a drain is scheduled or running on the callback queue.
         var drainScheduled = false
         /// The operations of the current attempt, run by ``manager`` under this same lock.

@@ -54,7 +54,8 @@ open class QueueOperation: @unchecked Sendable {
     /// dispatcher's (see ``Dispatcher/setLimit(_:for:)``).
     public let queue: String
     /// An identifier of the resource the operation works on (for ``JobManager/operations(withResourceIdentifier:)``).
-    public let resourceIdentifier: String?
+    public var resourceIdentifier: String? { boxedResourceIdentifier?.value }
+    private let boxedResourceIdentifier: ResourceIdentifier?
 
     /// The operation's mutable state, touched only inside ``withState(_:)`` (under the operation's lock
     /// in ``StripedLocks``): no run-time exclusivity check is needed, nor made.
@@ -74,7 +75,7 @@ open class QueueOperation: @unchecked Sendable {
     ///   - resourceIdentifier: What it works on, if anything.
     public required init(queue: String, resourceIdentifier: String? = nil) {
         self.queue = queue
-        self.resourceIdentifier = resourceIdentifier
+        self.boxedResourceIdentifier = resourceIdentifier.map(ResourceIdentifier.init)
     }
 
     // MARK: - For subclasses
@@ -164,21 +165,15 @@ open class QueueOperation: @unchecked Sendable {
     public var isFinished: Bool { withState { $0.phase == .finished } }
 
     /// How the operation ended, once it did.
-    public var outcome: Outcome? { withState { $0.outcome } }
+    public var outcome: Outcome? { withState { $0.outcome.outcome } }
     /// The result, when the operation succeeded.
     public var result: (any Sendable)? {
         // Taken under the lock: one copy of the value, not one of the outcome and then of the value.
-        withState { s in
-            if case .success(let value)? = s.outcome { return value }
-            return nil
-        }
+        withState { $0.outcome.result }
     }
     /// The error, when the operation failed.
     public var error: (any Error)? {
-        withState { s in
-            if case .failure(let error)? = s.outcome { return error }
-            return nil
-        }
+        withState { $0.outcome.error }
     }
 
     /// Cancels the operation: one that is waiting never executes, an executing one is told at once
@@ -264,8 +259,8 @@ open class QueueOperation: @unchecked Sendable {
         // others, one lock: the outcome is recorded, the operation counts as finished, and it lets go of
         // its job, manager and queue slot, moved out (no copies to retain and release) and told after.
         let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool, letGo: Bool)? = withState { s in
-            guard s.phase == .executing, case .none = s.outcome else { return nil }
-            if s.isCancelled { s.outcome = .canceled } else { s.outcome = outcome }
+            guard s.phase == .executing, s.outcome.isNone else { return nil }
+            s.outcome = s.isCancelled ? .canceled : StoredOutcome(outcome)
             if s.owner?.manager.hasOperationDidFinishHook ?? false { return (s.owner, nil, s.isCancelled, false) }
             s.phase = .finished
             return (s.owner.take(), s.workQueue.take(), s.isCancelled, true)
@@ -303,7 +298,7 @@ open class QueueOperation: @unchecked Sendable {
     /// Ends an operation that did not execute (canceled, or its attempt is over).
     private func finish(_ outcome: Outcome, notify owner: Owner?, didExecute: Bool) {
         withState { s in
-            if s.outcome == nil { s.outcome = outcome }
+            if s.outcome.isNone { s.outcome = StoredOutcome(outcome) }
         }
         if let owner {
             owner.manager.operationDidComplete(
@@ -394,16 +389,18 @@ open class QueueOperation: @unchecked Sendable {
         }
     }
 
+    /// The fields in an order that leaves no padding: with the rest, an operation is 120 bytes (see
+    /// ``StoredOutcome``).
     private struct State {
         enum Phase { case idle, starting, executing, finished }
         var phase = Phase.idle
+        var isCancelled = false
+        var cancelSignaled = false
         var owner: Owner?
         var place: Place?
         var prerequisites: [QueueOperation] = []
         var weight: Double = 1
-        var outcome: Outcome?
-        var isCancelled = false
-        var cancelSignaled = false
+        var outcome = StoredOutcome.none
         /// The queue whose slot the operation holds while it runs.
         var workQueue: WorkQueue?
     }
