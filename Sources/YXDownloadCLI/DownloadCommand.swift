@@ -45,7 +45,7 @@ struct DownloadCommand: ParsableCommand {
 
             Exit status: 0 all downloaded or skipped, 1 some download failed (or the list changed), 2 \
             bad usage or input (nothing was downloaded), 130 interrupted (Ctrl-C), 143 terminated \
-            (SIGTERM).
+            (SIGTERM), 129 hung up (SIGHUP: the terminal went away; under nohup it is ignored).
             """
     )
 

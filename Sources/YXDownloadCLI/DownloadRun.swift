@@ -331,6 +331,7 @@ final class DownloadRun: @unchecked Sendable {
         switch number {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
         default: "signal \(number)"
         }
     }

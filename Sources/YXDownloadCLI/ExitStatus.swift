@@ -7,5 +7,5 @@ public enum ExitStatus {
     /// A usage error, an invalid or unreadable input file, or an output directory that cannot be
     /// created: nothing was downloaded.
     public static let usage: Int32 = 2
-    // 130 and 143 are 128 + SIGINT and 128 + SIGTERM.
+    // 130, 143 and 129 are 128 + SIGINT, 128 + SIGTERM and 128 + SIGHUP.
 }

@@ -2,8 +2,13 @@ import Dispatch
 import Foundation
 import YXQueue
 
-/// SIGINT and SIGTERM for the whole process: taken from their default action once, and handed to
-/// whoever asked for them last (``route(to:)``).
+/// SIGINT, SIGTERM and SIGHUP for the whole process: taken from their default action once, and handed
+/// to whoever asked for them last (``route(to:)``).
+///
+/// SIGHUP (the terminal went away: an SSH session ended, a window closed) stops a run or a worker as
+/// SIGTERM does, so that downloads keep their `.part` files and a worker gives its jobs back at once
+/// instead of holding them until their leases run out. Unless SIGHUP was ignored when the program
+/// started (`nohup yxdownload …`, or a parent that ignores it): then it stays ignored, as the user asked.
 ///
 /// The dispatch sources that receive the signals live as long as the process. A source that is
 /// released or cancelled has its end processed on a pool thread, which libdispatch starts for it
@@ -16,7 +21,7 @@ package enum InterruptSignals {
         let sources: [any DispatchSourceSignal]
 
         init() {
-            sources = [SIGINT, SIGTERM].map { number in
+            sources = InterruptSignals.numbers.map { number in
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number)
                 source.setEventHandler { InterruptSignals.handler.withLock { $0 }?(number) }
@@ -28,8 +33,19 @@ package enum InterruptSignals {
 
     private static let installed = Sources()
 
-    /// From now on, SIGINT and SIGTERM call `handler` with the signal's number (on a dispatch thread)
-    /// instead of ending the process.
+    /// The signals routed: SIGINT, SIGTERM, and SIGHUP unless it was ignored at start (see above).
+    /// Settled once, before any of them is taken from its default action.
+    package static let numbers: [Int32] = {
+        // A handler is a C function pointer, compared by its address (SIG_DFL is null, SIG_IGN is 1).
+        func address(_ handler: (@convention(c) (Int32) -> Void)?) -> Int { handler.map { unsafeBitCast($0, to: Int.self) } ?? 0 }
+        let previous = signal(SIGHUP, SIG_IGN)
+        let wasIgnored = address(previous) == address(SIG_IGN)
+        signal(SIGHUP, previous)
+        return wasIgnored ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
+    }()
+
+    /// From now on, the signals of ``numbers`` call `handler` with the signal's number (on a dispatch
+    /// thread) instead of ending the process.
     package static func route(to handler: @escaping @Sendable (Int32) -> Void) {
         _ = installed
         Self.handler.withLock { $0 = handler }

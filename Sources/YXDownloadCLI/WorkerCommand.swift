@@ -23,10 +23,10 @@ package struct WorkerCommand: ParsableCommand {
             each other's .part files.
 
             A worker that dies (kill -9, a crash, a lost machine) leaves its downloads leased: another \
-            worker claims them again within --lease seconds and resumes their .part files. SIGTERM or \
-            Ctrl-C stops a worker gracefully: no new claims, running downloads get --grace seconds to \
+            worker claims them again within --lease seconds and resumes their .part files. SIGTERM, \
+            SIGHUP (unless started with nohup) or Ctrl-C stops a worker gracefully: no new claims, running downloads get --grace seconds to \
             finish, the others are canceled (their .part kept) and given back to the queue. A second \
-            SIGTERM or Ctrl-C does that at once.
+            signal does that at once.
 
             A 404 or a checksum mismatch fails a download for good ('yxdownload status --failed' lists it); a \
             transient error that outlasts --retries (a server down for a while) queues it again for a \
@@ -38,8 +38,8 @@ package struct WorkerCommand: ParsableCommand {
 
             Exit status: 0 stopped (or, with --exit-when-empty, the queue is empty) and no download of \
             this worker failed; 1 some failed (or, with --exit-when-empty, the store kept refusing its \
-            claims); 2 bad usage, or a --dir or store it cannot write; with --exit-when-empty, 130 or \
-            143 when SIGINT or SIGTERM stopped it before the queue was empty.
+            claims); 2 bad usage, or a --dir or store it cannot write; with --exit-when-empty, 130, 143 \
+            or 129 when SIGINT, SIGTERM or SIGHUP stopped it before the queue was empty.
             """
     )
 
@@ -82,7 +82,7 @@ package struct WorkerCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "On SIGTERM or Ctrl-C, how long running downloads may go on before they are given back (a second signal: at once).",
+            "On SIGTERM, SIGHUP or Ctrl-C, how long running downloads may go on before they are given back (a second signal: at once).",
             valueName: "SECONDS"))
     package var grace: Double = 10
 

@@ -790,6 +790,20 @@ final class DurableCommandTests: CLITestCase {
         let afterSIGINT = try await self.status()
         XCTAssertEqual(count(afterSIGINT, "available"), 2, "\(afterSIGINT)")
 
+        // SIGHUP (the terminal went away) stops it as SIGTERM does: 129 with --exit-when-empty. The default
+        // action first, whatever the test runner's is (one that ignores SIGHUP is kept: see InterruptionTests).
+        let hungUp = try RunningCommand(
+            ["worker", "--queue", queue, "-d", "out", "--lease", "1", "--grace", "0", "--exit-when-empty"], in: work,
+            setup: "trap - HUP")
+        try await waitForTheDownloadsToGoOn("the downloads to go on")
+        hungUp.send(SIGHUP)
+        let stoppedOnSIGHUP = await hungUp.wait(timeout: 60)
+        let hangUp = try XCTUnwrap(stoppedOnSIGHUP, "the worker did not stop on SIGHUP")
+        XCTAssertEqual(hangUp.status, 129, hangUp.stderr)
+        XCTAssertTrue(hangUp.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), hangUp.stderr)
+        let afterSIGHUP = try await self.status()
+        XCTAssertEqual(count(afterSIGHUP, "available"), 2, "\(afterSIGHUP)")
+
         // A second signal ends the grace period at once: after the first, the downloads go on (a grace of
         // ten minutes); after the second, they are given back.
         let patient = try startWorker("--grace", "600")

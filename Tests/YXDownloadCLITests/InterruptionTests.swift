@@ -146,6 +146,37 @@ final class InterruptionTests: CLITestCase {
         XCTAssertGreaterThan(fileSize("movie.bin.part"), 100_000)
     }
 
+    /// SIGHUP (the terminal went away) stops a run as SIGTERM does: `.part` kept, summary, 129.
+    func testSIGHUPExits129AndKeepsThePart() async throws {
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)
+        try writeList("\(server.url("/movie.bin"))\n")
+        // The default action first, whatever the test runner's is.
+        let command = try RunningCommand(["urls.txt", "--json"], in: work, setup: "trap - HUP")
+        try await waitUntil("part of the file on disk") { fileSize("movie.bin.part") > 100_000 }
+        command.send(SIGHUP)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 129, output.stderr)
+        XCTAssertTrue(output.stderr.contains("interrupted by SIGHUP"), output.stderr)
+        XCTAssertEqual(output.stdoutLines.last.map { $0.contains("\"interrupted\":\"SIGHUP\"") }, true, output.stdout)
+        XCTAssertGreaterThan(fileSize("movie.bin.part"), 100_000)
+        XCTAssertFalse(files().contains("movie.bin"))
+    }
+
+    /// Started with SIGHUP ignored (`nohup`, or a parent that ignores it), a run keeps ignoring it.
+    func testSIGHUPIgnoredAtStartStaysIgnored() async throws {
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)
+        try writeList("\(server.url("/movie.bin"))\n")
+        let command = try RunningCommand(["urls.txt"], in: work, setup: "trap '' HUP")
+        try await waitUntil("part of the file on disk") { fileSize("movie.bin.part") > 100_000 }
+        command.send(SIGHUP)
+        let after = fileSize("movie.bin.part")
+        try await waitUntil("the download to go on after SIGHUP") { fileSize("movie.bin.part") > after + 300_000 }
+        command.send(SIGTERM)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 143, output.stderr)
+        XCTAssertFalse(output.stderr.contains("SIGHUP"), output.stderr)
+    }
+
     func testKillNineThenARerunCompletesWithTheRightBytes() async throws {
         // 3 MiB over three connections of 100 KiB/s: about 10 s, so that a loaded machine still kills it
         // before it ends.
