@@ -55,7 +55,8 @@ public enum FileNaming {
 
     /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`, and so do the
     /// invisible marks that reorder text (bidirectional controls such as U+202E, with which
-    /// `invoice‮fdp.exe` shows as `invoiceexe.pdf`); `.` and `..` become `_` and `__`. Returns "" for an
+    /// `invoice‮fdp.exe` shows as `invoiceexe.pdf`) and the invisible characters that hide in a name or
+    /// break its line (see ``isInvisible(_:)``); `.` and `..` become `_` and `__`. Returns "" for an
     /// empty name.
     public static func sanitize(_ name: String) -> String {
         // Most names need nothing: one pass over the bytes, and the name is returned as it is.
@@ -69,6 +70,7 @@ public enum FileNaming {
         for scalar in name.unicodeScalars {
             if scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
                 || (0x80...0x9F).contains(scalar.value) || isBidirectionalControl(scalar.value)
+                || isInvisible(scalar.value)
             {
                 result.unicodeScalars.append("_")
             } else {
@@ -87,15 +89,27 @@ public enum FileNaming {
             || (0x2066...0x2069).contains(value)
     }
 
+    /// Characters that show as nothing, or end the line, and have no use in a file name: the soft hyphen
+    /// (U+00AD), the zero-width space (U+200B), the line and paragraph separators (U+2028, U+2029), the
+    /// word joiner and the invisible operators (U+2060–U+2064), and the zero-width no-break space (the
+    /// byte order mark, U+FEFF). Two names that differ only by one of them look the same in a listing,
+    /// and a separator breaks a printed line. The zero-width joiner and non-joiner (U+200C, U+200D) stay:
+    /// Persian, the Indic scripts and emoji sequences need them.
+    package static func isInvisible(_ value: UInt32) -> Bool {
+        value == 0xAD || value == 0x200B || value == 0x2028 || value == 0x2029 || (0x2060...0x2064).contains(value)
+            || value == 0xFEFF
+    }
+
     /// Whether `sanitize` may change a character of these UTF-8 bytes: `/`, `\`, C0 controls, DEL, a C1
-    /// control (U+0080–U+009F, encoded as 0xC2 followed by 0x80–0x9F), or a lead byte of a bidirectional
-    /// control (0xD8 for U+061C, 0xE2 for the others; `sanitize` then looks at the characters).
+    /// control or the soft hyphen (U+0080–U+009F and U+00AD, encoded as 0xC2 followed by 0x80–0x9F or
+    /// 0xAD), or a lead byte of a bidirectional control or an invisible character (0xD8 for U+061C, 0xE2
+    /// for U+2000–U+2FFF, 0xEF for U+FEFF; `sanitize` then looks at the characters).
     private static func needsReplacement(_ bytes: String.UTF8View) -> Bool {
         var afterC2 = false
         for byte in bytes {
             if byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") { return true }
-            if afterC2 && (0x80...0x9F).contains(byte) { return true }
-            if byte == 0xD8 || byte == 0xE2 { return true }
+            if afterC2 && ((0x80...0x9F).contains(byte) || byte == 0xAD) { return true }
+            if byte == 0xD8 || byte == 0xE2 || byte == 0xEF { return true }
             afterC2 = byte == 0xC2
         }
         return false

@@ -2,14 +2,15 @@ import YXDownload
 
 /// Text from outside (a list line, a header, a job read from a store) made safe to print on one line.
 package enum PrintableText {
-    /// The text with control characters and the invisible marks that reorder text (U+202E and the other
-    /// bidirectional controls) written as `\u{…}`: a stray CR or an escape sequence must neither break
-    /// a `FILE:LINE: reason` line nor drive the terminal, and `a\u{202E}txt.exe` must not show as
-    /// `aexe.txt`.
+    /// The text with control characters, the invisible marks that reorder text (U+202E and the other
+    /// bidirectional controls) and the other invisible characters of file names
+    /// (`FileNaming.isInvisible`) written as `\u{…}`: a stray CR, a line separator or an escape sequence
+    /// must neither break a `FILE:LINE: reason` line nor drive the terminal, and `a\u{202E}txt.exe` must
+    /// not show as `aexe.txt`.
     package static func escaped(_ text: String) -> String {
         func isHidden(_ scalar: Unicode.Scalar) -> Bool {
             scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || FileNaming.isBidirectionalControl(scalar.value)
+                || FileNaming.isBidirectionalControl(scalar.value) || FileNaming.isInvisible(scalar.value)
         }
         guard text.unicodeScalars.contains(where: isHidden) else { return text }
         var result = ""

@@ -146,6 +146,10 @@ final class DownloadListTests: XCTestCase {
         XCTAssertEqual(
             parse("https://example.com/a\n  out=../a\u{202E}txt.exe\n").errors,
             ["urls.txt:2: out=../a\\u{202E}txt.exe would leave the output directory"])
+        // So is a line separator, which would break the printed line, and a zero-width space.
+        XCTAssertEqual(
+            parse("https://example.com/a\n  out=../a\u{2028}b\u{200B}c\n").errors,
+            ["urls.txt:2: out=../a\\u{2028}b\\u{200B}c would leave the output directory"])
     }
 
     /// `..` stays refused in `out=` and `dir=`, but one that stays inside is not said to leave it.

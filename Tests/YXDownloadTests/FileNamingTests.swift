@@ -42,8 +42,9 @@ final class FileNamingTests: XCTestCase {
             var result = ""
             for scalar in name.unicodeScalars {
                 let bidi: Set<UInt32> = [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+                let invisible: Set<UInt32> = [0xAD, 0x200B, 0x2028, 0x2029, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF]
                 let replaced = scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
-                    || (0x80...0x9F).contains(scalar.value) || bidi.contains(scalar.value)
+                    || (0x80...0x9F).contains(scalar.value) || bidi.contains(scalar.value) || invisible.contains(scalar.value)
                 result.unicodeScalars.append(replaced ? "_" : scalar)
             }
             return result == "." ? "_" : result == ".." ? "__" : result
@@ -56,8 +57,16 @@ final class FileNamingTests: XCTestCase {
         XCTAssertEqual(FileNaming.sanitize("a\u{2066}b\u{2069}c\u{200F}\u{61C}"), "a_b_c__")
         XCTAssertEqual(FileNaming.sanitize("2026–11 – €.txt"), "2026–11 – €.txt", "other characters that start with 0xE2 stay")
         XCTAssertEqual(FileNaming.sanitize("صورة.png"), "صورة.png", "right-to-left letters stay")
+        // Invisible characters: `report\u{200B}.pdf` would list as `report.pdf` beside the real one, and a
+        // line separator breaks the printed line.
+        XCTAssertEqual(FileNaming.sanitize("report\u{200B}.pdf"), "report_.pdf")
+        XCTAssertEqual(FileNaming.sanitize("\u{FEFF}a\u{AD}b\u{2028}c\u{2029}d\u{2060}"), "_a_b_c_d_")
+        XCTAssertEqual(FileNaming.sanitize("می\u{200C}خواهم.txt"), "می\u{200C}خواهم.txt", "the zero-width non-joiner stays (Persian)")
+        XCTAssertEqual(FileNaming.sanitize("ｆｕｌｌ　ｗｉｄｔｈ.txt"), "ｆｕｌｌ　ｗｉｄｔｈ.txt", "other characters that start with 0xEF stay")
         let pieces = ["a", ".", "..", "/", "\\", "\u{0}", "\u{1F}", " ", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}",
-                      "é", "€", "😀", "~", "\u{202E}", "\u{202F}", "\u{2069}", "\u{206A}", "\u{200D}", "\u{61C}", "\u{61B}", "–"]
+                      "é", "€", "😀", "~", "\u{202E}", "\u{202F}", "\u{2069}", "\u{206A}", "\u{200D}", "\u{61C}", "\u{61B}", "–",
+                      "\u{AD}", "\u{AC}", "\u{200B}", "\u{200C}", "\u{2028}", "\u{2029}", "\u{2060}", "\u{2064}", "\u{2065}",
+                      "\u{FEFF}", "\u{FEFE}", "\u{FF01}"]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
             let name = (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
