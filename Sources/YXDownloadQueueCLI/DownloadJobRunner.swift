@@ -71,7 +71,7 @@ final class DownloadJobRunner: JobRunner {
         }
         // A name as `enqueue` makes them (SPEC §4): a job written by another program may hold anything.
         guard download.path.allSatisfy({ FileNaming.sanitize($0) == $0 }) else {
-            throw discard(job, "the file's name holds characters a name may not have (control characters, '\\' or marks that reorder text)", download)
+            throw discard(job, "the file's name holds characters a name may not have (control characters, '\\', marks that reorder text or invisible ones)", download)
         }
         var checksum: Checksum?
         if let text = download.checksum {

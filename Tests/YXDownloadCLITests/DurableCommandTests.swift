@@ -654,7 +654,7 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(
             output.stderr.contains(
                 "\nfail  out/\\u{1B}[2Jx\\u{202E}  discarded: the file's name holds characters a name may not have (control "
-                    + "characters, '\\' or marks that reorder text) (http://127.0.0.1:9/a.bin)\n"),
+                    + "characters, '\\', marks that reorder text or invisible ones) (http://127.0.0.1:9/a.bin)\n"),
             output.stderr)
         XCTAssertTrue(output.stderr.contains("\nfail  out/b.bin  discarded: not an http or https URL (…@127.0.0.1/b.bin)\n"), output.stderr)
         XCTAssertFalse(output.stderr.contains("pw@"), output.stderr)
