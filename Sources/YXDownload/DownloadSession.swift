@@ -82,6 +82,9 @@ final class DownloadSession: @unchecked Sendable {
         var users = 0
         /// The attempt is over: no step will use the `.part` again, and it is closed once `users` is 0.
         var ended = false
+        /// The failure of a step that ended the attempt (not a cancel), for the steps that begin after it
+        /// (see ``DownloadSession/beginUse()``).
+        var endingFailure: (any Error)?
     }
 
     /// Whether this session belongs to no download (see ``detached()``).
@@ -130,22 +133,33 @@ final class DownloadSession: @unchecked Sendable {
     /// Whether the attempt is over and its `.part` descriptor closed (or never opened).
     var isClosed: Bool { state.withLock { $0.ended && $0.fd < 0 } }
 
-    /// A step begins to work with the session; false when the attempt is over (the step must not
-    /// touch the file).
-    func beginUse() -> Bool {
+    /// What a step that begins finds (see ``beginUse()``).
+    enum Use {
+        /// The step may work with the `.part`; it calls ``endUse(endingAttempt:failure:)`` when done.
+        case begun
+        /// The attempt is over: the step must not touch the file. `failure`: the failure of the step
+        /// that ended it, when one did (else a cancel, or the file was finalized).
+        case attemptEnded(failure: (any Error)?)
+    }
+
+    /// A step begins to work with the session, unless the attempt is over.
+    func beginUse() -> Use {
         state.withLock { s in
-            guard !s.ended else { return false }
+            guard !s.ended else { return .attemptEnded(failure: s.endingFailure) }
             s.users += 1
-            return true
+            return .begun
         }
     }
 
     /// A step is done with the session; `endingAttempt` when the attempt is over with it (a failure, a
-    /// cancel, or the file was finalized).
-    func endUse(endingAttempt: Bool) {
+    /// cancel, or the file was finalized), and `failure` when a failure ended it.
+    func endUse(endingAttempt: Bool, failure: (any Error)? = nil) {
         let fd = state.withLock { s -> Int32? in
             s.users -= 1
-            if endingAttempt { s.ended = true }
+            if endingAttempt {
+                s.ended = true
+                if let failure, s.endingFailure == nil { s.endingFailure = failure }
+            }
             return Self.takeDescriptorIfUnused(&s)
         }
         if let fd { close(fd) }

@@ -8,7 +8,8 @@ import YXQueue
 /// A step *uses* the session from the start of its work until it completes. The session's `.part`
 /// descriptor is closed as soon as the attempt has ended (a step failed or was canceled, or the file
 /// was finalized) and no step uses it any more, so a job that is kept after it ended holds no
-/// descriptor. A step that begins after its attempt ended does nothing and completes as canceled.
+/// descriptor. A step that begins after its attempt ended does nothing: it completes with the failure
+/// that ended the attempt, or as canceled.
 class DownloadStep: QueueOperation, @unchecked Sendable {
     /// The attempt this step works for.
     let session: DownloadSession
@@ -31,17 +32,24 @@ class DownloadStep: QueueOperation, @unchecked Sendable {
 
     /// Uses the session for the time of ``perform(_:)``.
     final override func execute(completion: @escaping Completion) {
-        guard session.beginUse() else {
-            return completion(.failure(session.isDetached ? DownloadStep.notADownload : CancellationError()))
+        if case .attemptEnded(let failure) = session.beginUse() {
+            // A step that ended the attempt with a failure tells its job after it told the session, often
+            // on another thread: a step that begins meanwhile reports that same failure. Reported as a
+            // cancel, it could reach the job first and end it canceled instead of failed (seen under load:
+            // a segmented download whose part was cut ended canceled).
+            return completion(.failure(session.isDetached ? DownloadStep.notADownload : failure ?? CancellationError()))
         }
         perform { [session] result in
             // A failure (or cancel) ends the attempt; so does the file's result: it was finalized.
             var ends = true
+            var failure: (any Error)?
             switch result {
             case .success(let value): ends = value is DownloadResult
-            case .failure(let error): Self.logFailure(error, of: session)
+            case .failure(let error):
+                Self.logFailure(error, of: session)
+                if !(error is CancellationError) { failure = error }
             }
-            session.endUse(endingAttempt: ends)
+            session.endUse(endingAttempt: ends, failure: failure)
             completion(result)
         }
     }
