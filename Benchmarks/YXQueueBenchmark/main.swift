@@ -4,8 +4,9 @@
 //
 // Prints, as medians over N rounds (default 5):
 //   1. throughput: 100,000 no-op jobs through a Dispatcher vs 100,000 BlockOperations through a bare
-//      OperationQueue (both with maxConcurrentOperationCount 5), and the same no-op work as typed
-//      definitions (`JobDefinition` with a synchronous body);
+//      OperationQueue (both with maxConcurrentOperationCount 5), the same jobs added to a paused
+//      dispatcher and then run (each side alone), and the same no-op work as typed definitions
+//      (`JobDefinition` with a synchronous body);
 //   2. dependencies: 16,000 jobs each A → B, vs the same 32,000 operations with addDependency in a
 //      bare OperationQueue, added dependents first (the slow case) and pair by pair;
 //   3. memory: resident memory per queued (not yet running) job, and the process's peak RSS;
@@ -209,6 +210,20 @@ func frameworkThroughput() -> Double {
     }
 }
 
+/// The no-op jobs with the adding thread and the executor apart: all added to a paused dispatcher
+/// (timed), then run (timed). What each side costs alone, to compare with the time of both at once:
+/// the adding thread and the pool threads share the two cores, the allocator, and every job's memory.
+func frameworkSplit() -> (add: Double, run: Double) {
+    let dispatcher = Dispatcher(name: "bench.split", queues: ["noop": width])
+    dispatcher.pauseAll()
+    let add = seconds { for _ in 0..<jobCount { dispatcher.add(NoOpJob()) } }
+    let run = seconds {
+        dispatcher.resumeAll()
+        dispatcher.waitUntilAllJobsAreFinished()
+    }
+    return (add, run)
+}
+
 /// The same no-op work as typed definitions (`JobDefinition`, a synchronous body): what most programs
 /// write.
 func typedThroughput() -> Double {
@@ -370,6 +385,9 @@ _ = frameworkThroughput()
 _ = bareThroughput()
 for round in 1...rounds {
     results["framework", default: []].append(frameworkThroughput())
+    let split = frameworkSplit()
+    results["split-add", default: []].append(split.add)
+    results["split-run", default: []].append(split.run)
     results["bare", default: []].append(bareThroughput())
     results["typed", default: []].append(typedThroughput())
     results["framework-pairs", default: []].append(frameworkPairs())
@@ -413,6 +431,9 @@ print("1. \(jobCount) no-op jobs (median of \(rounds))")
 print("   Dispatcher:          \(String(format: "%7.3f s", framework))  \(rate(jobCount, framework))")
 print("   bare OperationQueue: \(String(format: "%7.3f s", bare))  \(rate(jobCount, bare))")
 print("   framework/bare throughput: \(String(format: "%.2f", bare / framework))  (round 1's target ≥ 0.50; issue #14's ≥ 3)")
+let splitAdd = median(results["split-add"]!)
+let splitRun = median(results["split-run"]!)
+print("   apart: adding \(String(format: "%.3f s", splitAdd)) to a paused dispatcher, then running \(String(format: "%.3f s", splitRun)) (sum \(String(format: "%.3f s", splitAdd + splitRun)): \(String(format: "%.2f", bare / (splitAdd + splitRun)))x the bare queue, one after the other)")
 let typed = median(results["typed"]!)
 print("   typed definitions (synchronous body): \(String(format: "%7.3f s", typed))  \(rate(jobCount, typed))  typed/bare throughput: \(String(format: "%.2f", bare / typed))")
 print("2. \(pairCount) jobs A → B (median of \(rounds))")
