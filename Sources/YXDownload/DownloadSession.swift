@@ -157,8 +157,9 @@ final class DownloadSession: @unchecked Sendable {
         let fd = state.withLock { s -> Int32? in
             s.users -= 1
             if endingAttempt {
+                // Only a failure that ends the attempt (not one after a cancel ended it) is its failure.
+                if let failure, !s.ended { s.endingFailure = failure }
                 s.ended = true
-                if let failure, s.endingFailure == nil { s.endingFailure = failure }
             }
             return Self.takeDescriptorIfUnused(&s)
         }

@@ -59,6 +59,13 @@ public enum FileNaming {
     /// break its line (see ``isInvisible(_:)``); `.` and `..` become `_` and `__`. Returns "" for an
     /// empty name.
     public static func sanitize(_ name: String) -> String {
+        sanitize(name, keepingInvisible: false)
+    }
+
+    /// ``sanitize(_:)``, or with `keepingInvisible` the rule of yxdownload before invisible characters
+    /// were replaced (2026-11-27): what a name stored by an older version may hold. A worker runs such a
+    /// job under the name it was queued with, where its `.part` may already be.
+    package static func sanitize(_ name: String, keepingInvisible: Bool) -> String {
         // Most names need nothing: one pass over the bytes, and the name is returned as it is.
         if !needsReplacement(name.utf8) {
             if name == "." { return "_" }
@@ -70,7 +77,7 @@ public enum FileNaming {
         for scalar in name.unicodeScalars {
             if scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
                 || (0x80...0x9F).contains(scalar.value) || isBidirectionalControl(scalar.value)
-                || isInvisible(scalar.value)
+                || (!keepingInvisible && isInvisible(scalar.value))
             {
                 result.unicodeScalars.append("_")
             } else {
@@ -90,26 +97,37 @@ public enum FileNaming {
     }
 
     /// Characters that show as nothing, or end the line, and have no use in a file name: the soft hyphen
-    /// (U+00AD), the zero-width space (U+200B), the line and paragraph separators (U+2028, U+2029), the
-    /// word joiner and the invisible operators (U+2060–U+2064), and the zero-width no-break space (the
-    /// byte order mark, U+FEFF). Two names that differ only by one of them look the same in a listing,
-    /// and a separator breaks a printed line. The zero-width joiner and non-joiner (U+200C, U+200D) stay:
-    /// Persian, the Indic scripts and emoji sequences need them.
+    /// (U+00AD), the combining grapheme joiner (U+034F), the Mongolian vowel separator (U+180E), the
+    /// zero-width space (U+200B), the line and paragraph separators (U+2028, U+2029), the word joiner,
+    /// the invisible operators and the deprecated format characters (U+2060–U+2064, U+206A–U+206F), the
+    /// Hangul fillers (U+3164, U+FFA0), the zero-width no-break space (the byte order mark, U+FEFF) and
+    /// the interlinear annotation marks (U+FFF9–U+FFFB). Two names that differ only by one of them look
+    /// the same in a listing, and a separator breaks a printed line. The zero-width joiner and non-joiner
+    /// (U+200C, U+200D) stay: Persian, the Indic scripts and emoji sequences need them.
     package static func isInvisible(_ value: UInt32) -> Bool {
-        value == 0xAD || value == 0x200B || value == 0x2028 || value == 0x2029 || (0x2060...0x2064).contains(value)
-            || value == 0xFEFF
+        switch value {
+        case 0xAD, 0x34F, 0x180E, 0x200B, 0x2028, 0x2029, 0x2060...0x2064, 0x206A...0x206F, 0x3164, 0xFFA0, 0xFEFF,
+            0xFFF9...0xFFFB:
+            true
+        default:
+            false
+        }
     }
 
     /// Whether `sanitize` may change a character of these UTF-8 bytes: `/`, `\`, C0 controls, DEL, a C1
     /// control or the soft hyphen (U+0080–U+009F and U+00AD, encoded as 0xC2 followed by 0x80–0x9F or
-    /// 0xAD), or a lead byte of a bidirectional control or an invisible character (0xD8 for U+061C, 0xE2
-    /// for U+2000–U+2FFF, 0xEF for U+FEFF; `sanitize` then looks at the characters).
+    /// 0xAD), or a lead byte of a bidirectional control or an invisible character (0xCD for U+034F, 0xD8
+    /// for U+061C, 0xE1 for U+180E, 0xE2 for U+2000–U+2FFF, 0xE3 for U+3164, 0xEF for U+FxXX;
+    /// `sanitize` then looks at the characters).
     private static func needsReplacement(_ bytes: String.UTF8View) -> Bool {
         var afterC2 = false
         for byte in bytes {
             if byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") { return true }
             if afterC2 && ((0x80...0x9F).contains(byte) || byte == 0xAD) { return true }
-            if byte == 0xD8 || byte == 0xE2 || byte == 0xEF { return true }
+            switch byte {
+            case 0xCD, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF: return true
+            default: break
+            }
             afterC2 = byte == 0xC2
         }
         return false

@@ -315,9 +315,10 @@ final class DownloadRun: @unchecked Sendable {
     }
 
     /// The first signal stops the producer and cancels every download (their `.part` files stay); a
-    /// second one exits at once.
+    /// second one exits at once, unless it is a SIGHUP (see ``InterruptSignals/escalates(_:)``).
     private func interrupt(_ number: Int32) {
         guard interruption == nil else {
+            guard InterruptSignals.escalates(number) else { return }
             reporter.abandon()
             Console.standard.writeErr("yxdownload: \(Self.signalName(number)) again, exiting now\n")
             exit(128 + number)

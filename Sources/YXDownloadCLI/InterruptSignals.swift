@@ -35,14 +35,32 @@ package enum InterruptSignals {
 
     /// The signals routed: SIGINT, SIGTERM, and SIGHUP unless it was ignored at start (see above).
     /// Settled once, before any of them is taken from its default action.
-    package static let numbers: [Int32] = {
+    package static let numbers: [Int32] = hangUpIsIgnored() ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
+
+    /// Whether SIGHUP is ignored now, read without changing it (`signal` would set it for a moment).
+    private static func hangUpIsIgnored() -> Bool {
+        var current = sigaction()
+        guard sigaction(SIGHUP, nil, &current) == 0 else { return false }
+        #if canImport(Darwin)
+        let handler = current.__sigaction_u.__sa_handler
+        #else
+        let handler = current.__sigaction_handler.sa_handler
+        #endif
         // A handler is a C function pointer, compared by its address (SIG_DFL is null, SIG_IGN is 1).
-        func address(_ handler: (@convention(c) (Int32) -> Void)?) -> Int { handler.map { unsafeBitCast($0, to: Int.self) } ?? 0 }
-        let previous = signal(SIGHUP, SIG_IGN)
-        let wasIgnored = address(previous) == address(SIG_IGN)
-        signal(SIGHUP, previous)
-        return wasIgnored ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
-    }()
+        func address(_ handler: (@convention(c) (Int32) -> Void)?) -> Int {
+            handler.map { unsafeBitCast($0, to: Int.self) } ?? 0
+        }
+        return address(handler) == address(SIG_IGN)
+    }
+
+    /// Whether a signal that comes after a first one ends what the first began at once. A SIGHUP does
+    /// not: a terminal that goes away often sends it twice (the shell passes it on to its foreground
+    /// job, and the kernel sends it to that job again when the shell, the session's leader, exits), and
+    /// the second must not cut short the stop the first began (found by a review: a run then exited
+    /// without its summary, a worker without its grace period).
+    package static func escalates(_ number: Int32) -> Bool {
+        number != SIGHUP
+    }
 
     /// From now on, the signals of ``numbers`` call `handler` with the signal's number (on a dispatch
     /// thread) instead of ending the process.

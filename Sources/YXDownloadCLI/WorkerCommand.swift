@@ -5,10 +5,10 @@ import ArgumentParser
 /// until no download is left in the store). Any number of workers may share a store; those that share
 /// `DIR` (one machine, or a shared folder) resume each other's `.part` files.
 ///
-/// The worker is a `JobWorker` in a swift-service-lifecycle `ServiceGroup`: SIGTERM or SIGINT stops
-/// it gracefully (no new claims, running downloads get `--grace` seconds to finish, the rest are
-/// canceled, keep their `.part` and go back to the store for another worker); a second signal cancels
-/// them at once.
+/// The worker is a `JobWorker` in a swift-service-lifecycle `ServiceGroup`: SIGTERM, SIGINT or SIGHUP
+/// stops it gracefully (no new claims, running downloads get `--grace` seconds to finish, the rest are
+/// canceled, keep their `.part` and go back to the store for another worker); a second SIGTERM or
+/// SIGINT cancels them at once.
 ///
 /// Only its options are defined here; `yxdownload-queue` runs it (``QueueCommands``).
 package struct WorkerCommand: ParsableCommand {
@@ -26,7 +26,8 @@ package struct WorkerCommand: ParsableCommand {
             worker claims them again within --lease seconds and resumes their .part files. SIGTERM, \
             SIGHUP (unless started with nohup) or Ctrl-C stops a worker gracefully: no new claims, running downloads get --grace seconds to \
             finish, the others are canceled (their .part kept) and given back to the queue. A second \
-            signal does that at once.
+            SIGTERM or Ctrl-C does that at once (a second SIGHUP does not: a closed terminal often \
+            sends two).
 
             A 404 or a checksum mismatch fails a download for good ('yxdownload status --failed' lists it); a \
             transient error that outlasts --retries (a server down for a while) queues it again for a \
@@ -82,7 +83,7 @@ package struct WorkerCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "On SIGTERM, SIGHUP or Ctrl-C, how long running downloads may go on before they are given back (a second signal: at once).",
+            "On SIGTERM, SIGHUP or Ctrl-C, how long running downloads may go on before they are given back (a second SIGTERM or Ctrl-C: at once).",
             valueName: "SECONDS"))
     package var grace: Double = 10
 

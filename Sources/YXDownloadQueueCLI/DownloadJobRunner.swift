@@ -70,8 +70,10 @@ final class DownloadJobRunner: JobRunner {
             throw discard(job, "the file would leave the output folder", download)
         }
         // A name as `enqueue` makes them (SPEC §4): a job written by another program may hold anything.
-        guard download.path.allSatisfy({ FileNaming.sanitize($0) == $0 }) else {
-            throw discard(job, "the file's name holds characters a name may not have (control characters, '\\', marks that reorder text or invisible ones)", download)
+        // Invisible characters are let through: an older `enqueue` kept them, and its jobs (their `.part`
+        // files too) keep the names they were queued with (found by a review: they were discarded).
+        guard download.path.allSatisfy({ FileNaming.sanitize($0, keepingInvisible: true) == $0 }) else {
+            throw discard(job, "the file's name holds characters a name may not have (control characters, '\\' or marks that reorder text)", download)
         }
         var checksum: Checksum?
         if let text = download.checksum {
@@ -81,7 +83,10 @@ final class DownloadJobRunner: JobRunner {
         var options = self.options
         download.options.apply(to: &options)
         let file = download.path.reduce(directory) { $0.appendingPathComponent($1) }
-        let item = DownloadItem(url: download.redactedURL, file: display(download.relativePath), name: download.path[download.path.count - 1])
+        // Printed escaped: a name stored by an older version may hold invisible characters (see above).
+        let item = DownloadItem(
+            url: download.redactedURL, file: display(PrintableText.escaped(download.relativePath)),
+            name: PrintableText.escaped(download.path[download.path.count - 1]))
 
         let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).

@@ -128,7 +128,7 @@ struct WorkerSettings: Sendable {
             }
             if isFirst {
                 Task { await group.triggerGracefulShutdown() }
-            } else {
+            } else if InterruptSignals.escalates(number) {
                 worker.shutdown(gracePeriod: .zero)
             }
         }

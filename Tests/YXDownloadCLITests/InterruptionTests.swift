@@ -162,6 +162,14 @@ final class InterruptionTests: CLITestCase {
         XCTAssertFalse(files().contains("movie.bin"))
     }
 
+    /// A second SIGHUP does not end a stop at once, as a second SIGINT or SIGTERM does: a terminal that
+    /// goes away often sends two (found by a review: the run then exited without its summary).
+    func testOnlyASecondSIGINTOrSIGTERMEscalates() {
+        XCTAssertFalse(InterruptSignals.escalates(SIGHUP))
+        XCTAssertTrue(InterruptSignals.escalates(SIGINT))
+        XCTAssertTrue(InterruptSignals.escalates(SIGTERM))
+    }
+
     /// Started with SIGHUP ignored (`nohup`, or a parent that ignores it), a run keeps ignoring it.
     func testSIGHUPIgnoredAtStartStaysIgnored() async throws {
         serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)

@@ -42,7 +42,10 @@ final class FileNamingTests: XCTestCase {
             var result = ""
             for scalar in name.unicodeScalars {
                 let bidi: Set<UInt32> = [0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
-                let invisible: Set<UInt32> = [0xAD, 0x200B, 0x2028, 0x2029, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF]
+                let invisible: Set<UInt32> = [
+                    0xAD, 0x34F, 0x180E, 0x200B, 0x2028, 0x2029, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x206A, 0x206B, 0x206C,
+                    0x206D, 0x206E, 0x206F, 0x3164, 0xFFA0, 0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB,
+                ]
                 let replaced = scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
                     || (0x80...0x9F).contains(scalar.value) || bidi.contains(scalar.value) || invisible.contains(scalar.value)
                 result.unicodeScalars.append(replaced ? "_" : scalar)
@@ -66,7 +69,8 @@ final class FileNamingTests: XCTestCase {
         let pieces = ["a", ".", "..", "/", "\\", "\u{0}", "\u{1F}", " ", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{C2}",
                       "é", "€", "😀", "~", "\u{202E}", "\u{202F}", "\u{2069}", "\u{206A}", "\u{200D}", "\u{61C}", "\u{61B}", "–",
                       "\u{AD}", "\u{AC}", "\u{200B}", "\u{200C}", "\u{2028}", "\u{2029}", "\u{2060}", "\u{2064}", "\u{2065}",
-                      "\u{FEFF}", "\u{FEFE}", "\u{FF01}"]
+                      "\u{FEFF}", "\u{FEFE}", "\u{FF01}", "\u{34F}", "\u{34E}", "\u{180E}", "\u{180D}", "\u{206F}",
+                      "\u{2070}", "\u{3164}", "\u{3165}", "\u{FFA0}", "\u{FFA1}", "\u{FFF9}", "\u{FFFB}", "\u{FFFC}", "ệ", "あ"]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5_000 {
             let name = (0..<Int.random(in: 0...5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
