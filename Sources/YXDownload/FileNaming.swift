@@ -56,8 +56,9 @@ public enum FileNaming {
     /// Makes one path component safe: `/`, `\`, NUL and control characters become `_`, and so do the
     /// invisible marks that reorder text (bidirectional controls such as U+202E, with which
     /// `invoice‮fdp.exe` shows as `invoiceexe.pdf`) and the invisible characters that hide in a name or
-    /// break its line (see ``isInvisible(_:)``); `.` and `..` become `_` and `__`. Returns "" for an
-    /// empty name.
+    /// break its line (the zero-width space U+200B, the soft hyphen, the byte order mark, U+2028 and
+    /// U+2029, and others; not the zero-width joiner and non-joiner); `.` and `..` become `_` and `__`.
+    /// Returns "" for an empty name.
     public static func sanitize(_ name: String) -> String {
         sanitize(name, keepingInvisible: false)
     }
