@@ -801,14 +801,20 @@ final class DurableCommandTests: CLITestCase {
             let sizes = sources.map { fileSize("out/\($0.name).part") }
             try await waitUntil(timeout: 60, what) { zip(sources, sizes).allSatisfy { fileSize("out/\($0.name).part") > $1 } }
         }
+        /// Waits for `worker` to stop after the signals it was sent (`what`), and checks that it exited
+        /// with `expected` and gave both downloads back to the store.
+        func assertStoppedAndGaveBack(_ worker: RunningCommand, _ what: String, status expected: Int32) async throws {
+            let stopped = await worker.wait(timeout: 60)
+            let output = try XCTUnwrap(stopped, "the worker did not stop on \(what)")
+            XCTAssertEqual(output.status, expected, output.stderr)
+            XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), output.stderr)
+            let status = try await self.status()
+            XCTAssertEqual(count(status, "available"), 2, "after \(what): \(status)")
+        }
         let interrupted = try startWorker("--grace", "0", "--exit-when-empty")
         try await waitForTheDownloadsToGoOn("the downloads to go on")
         interrupted.send(SIGINT)
-        let stoppedOnSIGINT = await interrupted.wait(timeout: 60)
-        let ended = try XCTUnwrap(stoppedOnSIGINT, "the worker did not stop on SIGINT")
-        XCTAssertEqual(ended.status, 130, ended.stderr)
-        let afterSIGINT = try await self.status()
-        XCTAssertEqual(count(afterSIGINT, "available"), 2, "\(afterSIGINT)")
+        try await assertStoppedAndGaveBack(interrupted, "SIGINT", status: 130)
 
         // SIGHUP (the terminal went away) stops it as SIGTERM does: 129 with --exit-when-empty. A second
         // SIGHUP does not cut the grace period short (a closed terminal often sends two: found by a
@@ -823,12 +829,7 @@ final class DurableCommandTests: CLITestCase {
         hungUp.send(SIGHUP)
         try await waitForTheDownloadsToGoOn("the downloads to go on after a second SIGHUP")
         hungUp.send(SIGTERM)
-        let stoppedOnSIGHUP = await hungUp.wait(timeout: 60)
-        let hangUp = try XCTUnwrap(stoppedOnSIGHUP, "the worker did not stop on SIGTERM after SIGHUP")
-        XCTAssertEqual(hangUp.status, 129, hangUp.stderr)
-        XCTAssertTrue(hangUp.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), hangUp.stderr)
-        let afterSIGHUP = try await self.status()
-        XCTAssertEqual(count(afterSIGHUP, "available"), 2, "\(afterSIGHUP)")
+        try await assertStoppedAndGaveBack(hungUp, "SIGTERM after SIGHUP", status: 129)
 
         // A second signal ends the grace period at once: after the first, the downloads go on (a grace of
         // ten minutes); after the second, they are given back.
@@ -837,12 +838,7 @@ final class DurableCommandTests: CLITestCase {
         patient.send(SIGTERM)
         try await waitForTheDownloadsToGoOn("the downloads to go on after a first SIGTERM")
         patient.send(SIGTERM)
-        let stoppedOnSecond = await patient.wait(timeout: 60)
-        let second = try XCTUnwrap(stoppedOnSecond, "the worker did not stop on a second SIGTERM")
-        XCTAssertEqual(second.status, 0, second.stderr)
-        XCTAssertTrue(second.stderr.contains("0 done, 0 skipped, 0 failed, 2 canceled"), second.stderr)
-        let afterSecond = try await self.status()
-        XCTAssertEqual(count(afterSecond, "available"), 2, "\(afterSecond)")
+        try await assertStoppedAndGaveBack(patient, "a second SIGTERM", status: 0)
 
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
         let next = try XCTUnwrap(finished)

@@ -19,19 +19,12 @@ final class DownloadStepTests: DownloadTestCase {
         var all: [Result<(any Sendable)?, any Error>] { lock.withLock { results } }
     }
 
-    private func session(_ file: String) -> DownloadSession {
-        let destination = directory.appendingPathComponent(file)
-        return DownloadSession(
-            url: server.url("/\(file)"), finalFile: destination, finalPath: destination.path, options: fastOptions(),
-            checksum: nil, engine: engine, destinationIsFresh: false)
-    }
-
     /// A step that begins after another step's failure ended the attempt reports that failure, not a
     /// cancel: the failing step tells its job after it told the session, often on another thread, and a
     /// cancel that came first ended the job canceled instead of failed (seen under load in
     /// `DescriptorLifetimeTests`: a segmented download whose part was cut).
     func testAStepThatBeginsAfterAFailureReportsThatFailure() {
-        let session = session("a.bin")
+        let session = makeSession("a.bin")
         let outcomes = Outcomes()
         FailingStep(queue: "test", resourceIdentifier: "part 0", session: session).execute { outcomes.add($0) }
         DownloadStep(queue: "test", resourceIdentifier: "part 1", session: session).execute { outcomes.add($0) }
@@ -46,7 +39,7 @@ final class DownloadStepTests: DownloadTestCase {
 
     /// After a cancel (the job's end), a step that begins completes as canceled.
     func testAStepThatBeginsAfterACancelIsCanceled() {
-        let session = session("b.bin")
+        let session = makeSession("b.bin")
         session.end()
         let outcomes = Outcomes()
         DownloadStep(queue: "test", resourceIdentifier: "part 1", session: session).execute { outcomes.add($0) }

@@ -44,6 +44,15 @@ class DownloadTestCase: XCTestCase {
         return options
     }
 
+    /// A download's session for `file` in the test folder, served at `/file`, as a job's attempt makes
+    /// one (for tests of the session and its steps without a job).
+    func makeSession(_ file: String, destinationIsFresh: Bool = false) -> DownloadSession {
+        let destination = directory.appendingPathComponent(file)
+        return DownloadSession(
+            url: server.url("/\(file)"), finalFile: destination, finalPath: destination.path, options: fastOptions(),
+            checksum: nil, engine: engine, destinationIsFresh: destinationIsFresh)
+    }
+
     func makeJob(
         _ path: String, file: String? = nil, checksum: Checksum? = nil, options: DownloadOptions? = nil
     ) -> DownloadJob {

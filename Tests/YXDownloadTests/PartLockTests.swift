@@ -10,18 +10,11 @@ import Glibc
 /// The lock on a `.part` (``PartLock``); another process holding it is tested with two real runs
 /// (`InterruptionTests`, `DurableCommandTests`).
 final class PartLockTests: DownloadTestCase {
-    private func session(_ file: String) -> DownloadSession {
-        let destination = directory.appendingPathComponent(file)
-        return DownloadSession(
-            url: server.url("/\(file)"), finalFile: destination, finalPath: destination.path, options: fastOptions(),
-            checksum: nil, engine: engine, destinationIsFresh: false)
-    }
-
     /// A `.part` renamed between its open and its lock (another run finished it in that moment) is not
     /// taken for the `.part`: its name now leads elsewhere (found by a review: the finished file was then
     /// emptied and written again).
     func testAFileThatLostThePartsNameBeforeTheLockIsNotUsed() throws {
-        let session = session("s.bin")
+        let session = makeSession("s.bin")
         let part = directory.appendingPathComponent("s.bin.part").path
         try Data("whole".utf8).write(to: URL(fileURLWithPath: part))
         let kept = open(part, O_RDWR)

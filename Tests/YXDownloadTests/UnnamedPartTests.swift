@@ -23,17 +23,10 @@ final class UnnamedPartTests: DownloadTestCase {
             options: options ?? fastOptions(), engine: engine, callbackQueue: .global(), destinationIsFresh: true)
     }
 
-    private func freshSession(_ file: String) -> DownloadSession {
-        let destination = directory.appendingPathComponent(file)
-        return DownloadSession(
-            url: server.url("/\(file)"), finalFile: destination, finalPath: destination.path, options: fastOptions(),
-            checksum: nil, engine: engine, destinationIsFresh: true)
-    }
-
     /// The mechanism itself, without timing: after `prepare` the folder is empty; saving the resume state
     /// names the file `NAME.part`.
     func testAFreshPartHasNoNameUntilItsStateIsSaved() throws {
-        let session = freshSession("s.bin")
+        let session = makeSession("s.bin", destinationIsFresh: true)
         _ = try session.prepare()
         XCTAssertTrue(session.state.withLock { $0.isUnnamed })
         XCTAssertEqual(files(), [], "nothing in the folder yet")
@@ -63,7 +56,7 @@ final class UnnamedPartTests: DownloadTestCase {
         }
 
         func unnamedFile(_ byte: UInt8) throws -> (DownloadSession, Int32) {
-            let session = freshSession("unused-\(byte)")
+            let session = makeSession("unused-\(byte)", destinationIsFresh: true)
             _ = try session.prepare()
             let fd = session.state.withLock { $0.fd }
             XCTAssertNil([UInt8](repeating: byte, count: 100).withUnsafeBytes { session.write($0, segment: 0) })
@@ -116,7 +109,7 @@ final class UnnamedPartTests: DownloadTestCase {
 
     /// Closed without a name (a job that ended before its state was ever saved): nothing is left.
     func testAnUnnamedPartLeavesNothingWhenClosed() throws {
-        let session = freshSession("gone.bin")
+        let session = makeSession("gone.bin", destinationIsFresh: true)
         _ = try session.prepare()
         let bytes = [UInt8](repeating: 1, count: 10)
         XCTAssertNil(bytes.withUnsafeBytes { session.write($0, segment: 0) })
