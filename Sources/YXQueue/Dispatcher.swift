@@ -350,11 +350,15 @@ public final class Dispatcher: Sendable {
         }
         return JobObservation { [weak self] in
             guard let self else { return }
-            self.state.withLock { s in
-                guard let index = s.observers.firstIndex(where: { $0.id == id }) else { return }
-                s.observers.remove(at: index)
+            // The closure is released after the lock: what it captured may deinitialize into code that
+            // locks a job, and a job's lock is held around this dispatcher's (`register`).
+            let removed = self.state.withLock { s -> State.Observer? in
+                guard let index = s.observers.firstIndex(where: { $0.id == id }) else { return nil }
+                let removed = s.observers.remove(at: index)
                 self.observedKindsStorage.store(s.observedKinds.rawValue, ordering: .releasing)
+                return removed
             }
+            withExtendedLifetime(removed) {}
         }
     }
 
@@ -440,7 +444,8 @@ public final class Dispatcher: Sendable {
         /// The occupied places of `registry`.
         var activeCount = 0
         var isPaused = false
-        var observers: [(id: UInt64, kinds: JobEvent.Kinds, handler: @Sendable (Job, JobEvent) -> Void)] = []
+        typealias Observer = (id: UInt64, kinds: JobEvent.Kinds, handler: @Sendable (Job, JobEvent) -> Void)
+        var observers: [Observer] = []
         var observedKinds: JobEvent.Kinds { observers.reduce(into: []) { $0.formUnion($1.kinds) } }
         var nextObserverID: UInt64 = 0
         var waiters: [Waiter] = []

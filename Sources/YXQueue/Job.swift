@@ -66,7 +66,7 @@ open class Job: @unchecked Sendable {
     /// one at each call.)
     public static let defaultCallbackQueue = DispatchQueue.global(qos: .utility)
 
-    let core: Locked<Core>
+    let core: StripedLocked<Core>
 
     /// The manager, once the job was first started. Read and written only with `core` locked (no run-time
     /// exclusivity check is needed, nor made). It lives in the job, not in `core`: the manager holds
@@ -91,7 +91,7 @@ open class Job: @unchecked Sendable {
         self.createdAt = Date()
         self.ownCallbackQueue = callbackQueue === Job.defaultCallbackQueue ? nil : callbackQueue
         self.limits = retryPolicy == .never && deadline == nil ? nil : Limits(retryPolicy: retryPolicy, deadline: deadline)
-        self.core = Locked(Core())
+        self.core = StripedLocked(Core())
     }
 
     // MARK: - What serves the job (override in subclasses)
@@ -192,7 +192,11 @@ open class Job: @unchecked Sendable {
     private func begin(on dispatcher: Dispatcher, manager made: JobManager?, makingOwn ownClass: JobManager.Type?)
         -> BeginStep
     {
-        core.withLock { s in
+        // The last attempt's result and error are released after the lock: their deinitializers are the
+        // user's code, which may lock a job (this one, or another that shares its mutex).
+        var previousOutcome: Core.Leftovers?
+        defer { withExtendedLifetime(previousOutcome) {} }
+        return core.withLock { s in
             guard !s.isActive else { return .refused }
             guard s.state == .ready || s.state.isRestartable else { return .refused }
             let manager: JobManager
@@ -210,8 +214,7 @@ open class Job: @unchecked Sendable {
             s.attempt += 1
             s.isActive = true
             s.dispatcher = dispatcher
-            s.result = nil
-            s.error = nil
+            previousOutcome = s.takeOutcome()
             s.progress = 0
             s.deliveredProgress = -1
             s.lastProgressDelivery = 0
@@ -307,8 +310,8 @@ open class Job: @unchecked Sendable {
             wake: Bool, queuedFor: UInt64, dispatcher: Dispatcher?, metrics: DispatcherInstruments.JobMetrics?
         )
         let marked: (admission: Admission, first: Marked?) = core.withLock { s in
-            guard s.graph.isLive, s.graph.attempt == attempt else { return (.refused, nil) }
-            s.graph.executing += 1
+            guard s.graph.value.isLive, s.graph.value.attempt == attempt else { return (.refused, nil) }
+            s.graph.value.executing += 1
             guard s.isCurrent(attempt) else { return (.attemptEnded, nil) }
             guard s.state == .ready else { return (.admitted, nil) }
             s.state = .executing
@@ -628,44 +631,131 @@ open class Job: @unchecked Sendable {
         { [core] in Job.removeObserver(id, from: core) }
     }
 
-    static func removeObserver(_ id: UInt64, from core: Locked<Core>) {
-        core.withLock { s in
+    static func removeObserver(_ id: UInt64, from core: StripedLocked<Core>) {
+        // The observer's closure is released after the lock: what it captured may deinitialize into code
+        // that locks a job (an observation token of another job, which may share this one's mutex).
+        let removed: [ObserverEntry] = core.withLock { s in
+            let removed = s.observers.filter { $0.id == id }
             s.observers.removeAll { $0.id == id }
             s.observedKinds = s.observers.reduce(into: []) { $0.formUnion($1.kinds) }
+            return removed
         }
+        withExtendedLifetime(removed) {}
     }
 
     /// Everything mutable about a job, behind one lock.
+    ///
+    /// At most 104 bytes, so that with its object's header it is one of the allocator's smallest chunks
+    /// (see ``StripedLocked``): the flags first (no padding between them), the rarely used parts in
+    /// boxes made on first use (``subscribers``, ``metering``, a result), and the graph in an object of
+    /// its own. `JobLayoutTests` checks the size.
     struct Core {
         var state: JobState = .ready
-        var attempt = 0
         var isActive = false
+        /// Whether a drain is scheduled or running on the callback queue.
+        var drainScheduled = false
+        var progressFlushScheduled = false
+        /// The events that `observers` want, together.
+        var observedKinds: JobEvent.Kinds = []
+        var attempt = 0
         var dispatcher: Dispatcher?
-        var result: (any Sendable)?
+        /// The current (or last) attempt's place in its dispatcher's registry.
+        var place = 0
+        /// Mail for the callback queue, in transition order (see `post(_:in:)`).
+        var mailbox = Mailbox()
+        /// The result, boxed: most jobs have none, and an existential in place would take 33 bytes.
+        private var boxedResult: ResultBox?
         var error: (any Error)?
         var progress: Double = 0
         var deliveredProgress: Double = -1
         var lastProgressDelivery: UInt64 = 0
-        var progressFlushScheduled = false
+        /// The timers' fields, made when a dispatcher's metrics go somewhere.
+        private var metering: Metering?
+        /// Delegates and observers, made when the first one is added.
+        private var subscribers: Subscribers?
+        /// The operations of the current attempt, run by ``manager`` under this same lock.
+        let graph = JobManager.GraphBox()
+
+        var result: (any Sendable)? {
+            get { boxedResult?.value }
+            set { boxedResult = newValue.map(ResultBox.init) }
+        }
+
+        /// A result and an error taken out of the state, to be released after the lock.
+        struct Leftovers {
+            fileprivate let result: AnyObject?
+            fileprivate let error: (any Error)?
+        }
+
+        /// Clears the result and the error, and returns them.
+        mutating func takeOutcome() -> Leftovers {
+            defer {
+                boxedResult = nil
+                error = nil
+            }
+            return Leftovers(result: boxedResult, error: error)
+        }
+
         /// When the attempt was accepted (while ready), then when its first operation began (while
         /// executing), in uptime nanoseconds: for the queued and running timers (0 when the dispatcher's
         /// metrics go nowhere: the clock is not read).
-        var phaseStartedAt: UInt64 = 0
+        var phaseStartedAt: UInt64 {
+            get { metering?.phaseStartedAt ?? 0 }
+            set {
+                if let metering { metering.phaseStartedAt = newValue } else if newValue != 0 {
+                    metering = Metering(phaseStartedAt: newValue)
+                }
+            }
+        }
+
         /// The counters and timers of this job's name on its dispatcher (looked up once per attempt).
-        var metrics: DispatcherInstruments.JobMetrics?
-        /// The current (or last) attempt's place in its dispatcher's registry.
-        var place = 0
-        var delegates: [WeakDelegate] = []
-        var observers: [ObserverEntry] = []
-        /// The events that `observers` want, together.
-        var observedKinds: JobEvent.Kinds = []
-        var nextObserverID: UInt64 = 0
-        /// Mail for the callback queue, in transition order (see `post(_:in:)`).
-        var mailbox = Mailbox()
-        /// Whether a drain is scheduled or running on the callback queue.
-        var drainScheduled = false
-        /// The operations of the current attempt, run by ``manager`` under this same lock.
-        var graph = JobManager.Graph()
+        var metrics: DispatcherInstruments.JobMetrics? {
+            get { metering?.metrics }
+            set {
+                if let metering { metering.metrics = newValue } else if let newValue {
+                    metering = Metering(metrics: newValue)
+                }
+            }
+        }
+
+        var delegates: [WeakDelegate] {
+            get { subscribers?.delegates ?? [] }
+            _modify { yield &madeSubscribers().delegates }
+        }
+
+        var observers: [ObserverEntry] {
+            get { subscribers?.observers ?? [] }
+            _modify { yield &madeSubscribers().observers }
+        }
+
+        private mutating func madeSubscribers() -> Subscribers {
+            if let subscribers { return subscribers }
+            let made = Subscribers()
+            subscribers = made
+            return made
+        }
+
+        private final class ResultBox {
+            let value: any Sendable
+            init(_ value: any Sendable) { self.value = value }
+        }
+
+        /// Touched only under the job's lock, like the rest of the state.
+        private final class Metering {
+            @exclusivity(unchecked) var phaseStartedAt: UInt64
+            @exclusivity(unchecked) var metrics: DispatcherInstruments.JobMetrics?
+            init(phaseStartedAt: UInt64 = 0, metrics: DispatcherInstruments.JobMetrics? = nil) {
+                self.phaseStartedAt = phaseStartedAt
+                self.metrics = metrics
+            }
+        }
+
+        /// Touched only under the job's lock, like the rest of the state.
+        private final class Subscribers {
+            @exclusivity(unchecked) var delegates: [WeakDelegate] = []
+            @exclusivity(unchecked) var observers: [ObserverEntry] = []
+            @exclusivity(unchecked) var nextObserverID: UInt64 = 0
+        }
 
         /// Whether operations of `attempt` may still run: it is under way and has not ended.
         func isCurrent(_ attempt: Int) -> Bool { isActive && self.attempt == attempt && !state.isTerminal }
@@ -700,10 +790,11 @@ open class Job: @unchecked Sendable {
         mutating func addObserver(
             attempt: Int?, kinds: JobEvent.Kinds = .all, _ handler: @escaping Observer
         ) -> UInt64 {
-            nextObserverID += 1
-            observers.append((nextObserverID, attempt, kinds, handler))
+            let subscribers = madeSubscribers()
+            subscribers.nextObserverID += 1
+            subscribers.observers.append((subscribers.nextObserverID, attempt, kinds, handler))
             observedKinds.formUnion(kinds)
-            return nextObserverID
+            return subscribers.nextObserverID
         }
 
         /// Whether anyone would hear an event of `kind`: a delegate (it has a method for every event),

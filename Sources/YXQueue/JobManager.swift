@@ -35,7 +35,12 @@ open class JobManager: @unchecked Sendable {
 
     /// The job's state, whose lock also guards this manager's graph (``Job/Core/graph``): one lock and
     /// one allocation per job, not two. Never call into the job while holding it.
-    private let core: Locked<Job.Core>
+    private let core: StripedLocked<Job.Core>
+
+    /// The latest attempt the job ended (that the manager was told of). Read and written only with the
+    /// job's state locked (no run-time exclusivity check is needed, nor made). Here, not in the graph:
+    /// the graph then fits in the allocator's smallest chunks (see ``GraphBox``).
+    @exclusivity(unchecked) private var lockedEndedAttempt = 0
 
     /// Creates the manager of a job (called by the job when it is first started).
     public required init(job: Job) {
@@ -45,7 +50,7 @@ open class JobManager: @unchecked Sendable {
 
     /// Runs `body` with the graph, under the job's lock.
     private func withGraph<Result>(_ body: (inout Graph) throws -> Result) rethrows -> Result {
-        try core.withLock { try body(&$0.graph) }
+        try core.withLock { try body(&$0.graph.value) }
     }
 
     // MARK: - Overridable
@@ -192,7 +197,7 @@ open class JobManager: @unchecked Sendable {
             // held between the job's start and this call, or a retry timer already running when the
             // attempt was canceled) is dropped: taking the place of the newer one's deferred begin would
             // leave that attempt without operations, active for ever.
-            if g.isStale(attempt: attempt, isRetry: isRetry) { return true }
+            if g.isStale(attempt: attempt, isRetry: isRetry, endedAttempt: lockedEndedAttempt) { return true }
             if let waiting = g.deferredBegin, waiting.attempt > attempt { return true }
             g.deferredBegin = DeferredBegin(attempt: attempt, dispatcher: dispatcher, isRetry: isRetry)
             return true
@@ -208,7 +213,7 @@ open class JobManager: @unchecked Sendable {
             // newer one, whose operations' ends the graph would ignore, and the job would never end; or,
             // with no newer attempt, it would keep the ended job bound to operations that never run.
             // This set is dropped unbound.
-            guard !g.isStale(attempt: attempt, isRetry: isRetry) else { return nil }
+            guard !g.isStale(attempt: attempt, isRetry: isRetry, endedAttempt: lockedEndedAttempt) else { return nil }
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
             switch operations {
@@ -410,7 +415,7 @@ open class JobManager: @unchecked Sendable {
         // A job of one operation whose result is its own (most jobs) ends under the same lock: the graph
         // is in the job's state.
         let action: Action = core.withLock { s in
-            let action = complete(&s.graph)
+            let action = complete(&s.graph.value)
             guard case .finishesAlone = action else { return action }
             return .ended(job.end(&s, to: .finished, attempt: attempt, result: value))
         }
@@ -462,14 +467,12 @@ open class JobManager: @unchecked Sendable {
     func attemptDidEnd(_ attempt: Int) {
         let (unfinished, unsubmitted, timers): ([QueueOperation], [QueueOperation], [DispatchWorkItem]) =
             withGraph { g in
-                g.endedAttempt = max(g.endedAttempt, attempt)
+                lockedEndedAttempt = max(lockedEndedAttempt, attempt)
                 guard g.attempt == attempt else { return ([], [], []) }
                 g.isLive = false
                 let unsubmitted = g.pendingCount == 0 ? [] : g.nodes.filter(\.isPending).map(\.operation)
                 g.clearPending()
-                let timers = g.timers
-                g.timers = []
-                return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted, timers)
+                return (g.nodes.filter { !$0.isFinished }.map(\.operation), unsubmitted, g.takeTimers())
             }
         for timer in timers { timer.cancel() }
         for operation in unfinished { operation.cancel() }
@@ -489,45 +492,86 @@ open class JobManager: @unchecked Sendable {
         }
     }
 
+    /// The graph of a job, in an object of its own that the job's state holds (``Job/Core/graph``), under
+    /// the job's lock: at most 104 bytes, so that with its header it is one of the allocator's smallest
+    /// chunks (see ``StripedLocked``). `JobLayoutTests` checks the size.
+    final class GraphBox {
+        /// Touched only under the job's lock: no run-time exclusivity check is needed, nor made.
+        @exclusivity(unchecked) var value = Graph()
+    }
+
     /// The graph of one attempt, behind the job's lock. Nodes are found by index; an operation
     /// knows its index from its binding.
+    ///
+    /// Counts of operations are kept in 32 bits (a graph has fewer operations than that), and what few
+    /// jobs use (a deferred begin, timers, retries) in a box made on first use.
     struct Graph {
         struct Node {
             let operation: QueueOperation
             var weight: Double
             var progress: Double = 0
             /// 1 for the first operation to finish, 2 for the next, …; 0 while unfinished.
-            var finishSequence = 0
+            @Int32Stored var finishSequence = 0
             /// Not submitted yet: waits for its prerequisites.
             var isPending = true
+
             var isFinished: Bool { finishSequence > 0 }
         }
 
         var attempt = 0
-        /// The latest attempt the job ended (that the manager was told of).
-        var endedAttempt = 0
         var dispatcher: Dispatcher?
         /// The operations of the attempt, by index; the first in place (a job of one operation
         /// allocates no array for its graph).
         var nodes = InlineFirstList<Node>()
         /// How many nodes are pending (a count, not a list: a job of one operation allocates nothing
         /// for it).
-        var pendingCount = 0
-        var inFlight = 0
-        var finishedCount = 0
+        @Int32Stored var pendingCount = 0
+        @Int32Stored var inFlight = 0
+        @Int32Stored var finishedCount = 0
+        /// Operations inside `execute` (of any attempt).
+        @Int32Stored var executing = 0
+        /// Whether the set of operations can still make progress.
+        var isLive = false
         var totalWeight: Double = 0
         var weightedProgress: Double = 0
-        /// Operations inside `execute` (of any attempt).
-        var executing = 0
+        private var rare: Rare?
+
         /// An attempt (or a retry) that waits for `executing` to reach 0.
-        var deferredBegin: DeferredBegin?
+        var deferredBegin: DeferredBegin? {
+            get { rare?.deferredBegin }
+            set { if newValue != nil || rare != nil { madeRare().deferredBegin = newValue } }
+        }
         /// Retries made in this attempt.
-        var retriesUsed = 0
+        var retriesUsed: Int {
+            get { rare?.retriesUsed ?? 0 }
+            set { if newValue != 0 || rare != nil { madeRare().retriesUsed = newValue } }
+        }
         /// The attempt's deadline and a pending retry, canceled when the attempt ends.
-        var timers: [DispatchWorkItem] = []
-        /// Whether the set of operations can still make progress. (Last: the one-byte field then adds no
-        /// padding before the lock that follows the graph in its storage.)
-        var isLive = false
+        var timers: [DispatchWorkItem] {
+            get { rare?.timers ?? [] }
+            _modify { yield &madeRare().timers }
+        }
+
+        /// The timers, which the graph no longer holds.
+        mutating func takeTimers() -> [DispatchWorkItem] {
+            guard let rare, !rare.timers.isEmpty else { return [] }
+            defer { rare.timers = [] }
+            return rare.timers
+        }
+
+        private mutating func madeRare() -> Rare {
+            if let rare { return rare }
+            let made = Rare()
+            rare = made
+            return made
+        }
+
+        /// Touched only under the job's lock, like the rest of the graph.
+        private final class Rare {
+            @exclusivity(unchecked) var deferredBegin: DeferredBegin?
+            @exclusivity(unchecked) var retriesUsed = 0
+            @exclusivity(unchecked) var timers: [DispatchWorkItem] = []
+        }
 
         /// Whether `operation` belongs to an earlier set of operations of this attempt (one a retry
         /// replaced): bound to this attempt, at a node that now holds another operation.
@@ -538,7 +582,7 @@ open class JobManager: @unchecked Sendable {
 
         /// Whether a begin of `attempt` comes too late: the attempt ended, or the graph is at a later
         /// one (or already at this one, for a begin that is not a retry).
-        func isStale(attempt: Int, isRetry: Bool) -> Bool {
+        func isStale(attempt: Int, isRetry: Bool, endedAttempt: Int) -> Bool {
             attempt <= endedAttempt || attempt < self.attempt || (attempt == self.attempt && !isRetry)
         }
 
@@ -597,8 +641,7 @@ open class JobManager: @unchecked Sendable {
             guard isLive, self.attempt == attempt, let dispatcher else { return .nothing }
             if finishedCount == nodes.count {
                 isLive = false
-                let taken = timers
-                timers = []
+                let taken = takeTimers()
                 if nodes.count == 1 { return .finish(.one(nodes[0].operation), timers: taken) }
                 return .finish(.many(finishOrder()), timers: taken)
             }

@@ -58,13 +58,13 @@ open class QueueOperation: @unchecked Sendable {
     private let boxedResourceIdentifier: ResourceIdentifier?
 
     /// The operation's mutable state, touched only inside ``withState(_:)`` (under the operation's lock
-    /// in ``StripedLocks``): no run-time exclusivity check is needed, nor made.
+    /// in ``StripedLocks/operations``): no run-time exclusivity check is needed, nor made.
     @exclusivity(unchecked) private var state = State()
 
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
     private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        try StripedLocks.withLock(for: self) { try body(&state) }
+        try StripedLocks.operations.withLock(for: self) { try body(&state) }
     }
 
     /// Creates an operation. Subclasses that add stored properties give them defaults or override this
