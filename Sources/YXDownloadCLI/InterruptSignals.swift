@@ -7,8 +7,13 @@ import YXQueue
 ///
 /// SIGHUP (the terminal went away: an SSH session ended, a window closed) stops a run or a worker as
 /// SIGTERM does, so that downloads keep their `.part` files and a worker gives its jobs back at once
-/// instead of holding them until their leases run out. Unless SIGHUP was ignored when the program
-/// started (`nohup yxdownload …`, or a parent that ignores it): then it stays ignored, as the user asked.
+/// instead of holding them until their leases run out.
+///
+/// SIGINT and SIGHUP that were ignored when the program started stay ignored, as Unix programs have
+/// always done: a shell without job control starts a script's background commands (`yxdownload … &`)
+/// with SIGINT ignored, so that a Ctrl-C meant for the command in the foreground does not stop them,
+/// and `nohup yxdownload …` ignores SIGHUP. SIGTERM is always taken: it is how a service manager or an
+/// orchestrator stops a worker.
 ///
 /// The dispatch sources that receive the signals live as long as the process. A source that is
 /// released or cancelled has its end processed on a pool thread, which libdispatch starts for it
@@ -33,14 +38,15 @@ package enum InterruptSignals {
 
     private static let installed = Sources()
 
-    /// The signals routed: SIGINT, SIGTERM, and SIGHUP unless it was ignored at start (see above).
+    /// The signals routed: SIGTERM, and SIGINT and SIGHUP unless they were ignored at start (see above).
     /// Settled once, before any of them is taken from its default action.
-    package static let numbers: [Int32] = hangUpIsIgnored() ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP]
+    package static let numbers: [Int32] = [SIGINT, SIGTERM, SIGHUP].filter { $0 == SIGTERM || !isIgnored($0) }
 
-    /// Whether SIGHUP is ignored now, read without changing it (`signal` would set it for a moment).
-    private static func hangUpIsIgnored() -> Bool {
+    /// Whether signal `number` is ignored now, read without changing it (`signal` would set it for a
+    /// moment).
+    private static func isIgnored(_ number: Int32) -> Bool {
         var current = sigaction()
-        guard sigaction(SIGHUP, nil, &current) == 0 else { return false }
+        guard sigaction(number, nil, &current) == 0 else { return false }
         #if canImport(Darwin)
         let handler = current.__sigaction_u.__sa_handler
         #else

@@ -76,8 +76,19 @@ final class RunningCommand: @unchecked Sendable {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // The signals a run handles start at their default action, whatever the test runner's are (a
+        // runner started in the background of a script ignores SIGINT, and a command would inherit
+        // that); a test that wants one ignored says so in `setup` (`trap '' INT`).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = posix_spawn(&child, "/bin/sh", &actions, nil, argv, envp)
+        let result = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, envp)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
         pid = child
     }

@@ -150,8 +150,7 @@ final class InterruptionTests: CLITestCase {
     func testSIGHUPExits129AndKeepsThePart() async throws {
         serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)
         try writeList("\(server.url("/movie.bin"))\n")
-        // The default action first, whatever the test runner's is.
-        let command = try RunningCommand(["urls.txt", "--json"], in: work, setup: "trap - HUP")
+        let command = try RunningCommand(["urls.txt", "--json"], in: work)
         try await waitUntil("part of the file on disk") { fileSize("movie.bin.part") > 100_000 }
         command.send(SIGHUP)
         let output = await command.wait()
@@ -183,6 +182,24 @@ final class InterruptionTests: CLITestCase {
         let output = await command.wait()
         XCTAssertEqual(output.status, 143, output.stderr)
         XCTAssertFalse(output.stderr.contains("SIGHUP"), output.stderr)
+    }
+
+    /// Started with SIGINT ignored (a background command of a script, which a Ctrl-C meant for the
+    /// command in the foreground must not stop), a run keeps ignoring it; SIGTERM still stops it.
+    func testSIGINTIgnoredAtStartStaysIgnored() async throws {
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 512 * 1024)
+        try writeList("\(server.url("/movie.bin"))\n")
+        let command = try RunningCommand(["urls.txt", "--json"], in: work, setup: "trap '' INT")
+        try await waitUntil("part of the file on disk") { fileSize("movie.bin.part") > 100_000 }
+        command.send(SIGINT)
+        let after = fileSize("movie.bin.part")
+        try await waitUntil("the download to go on after SIGINT") { fileSize("movie.bin.part") > after + 300_000 }
+        command.send(SIGTERM)
+        let output = await command.wait()
+        XCTAssertEqual(output.status, 143, output.stderr)
+        XCTAssertFalse(output.stderr.contains("SIGINT"), output.stderr)
+        XCTAssertEqual(output.stdoutLines.last.map { $0.contains("\"interrupted\":\"SIGTERM\"") }, true, output.stdout)
+        XCTAssertGreaterThan(fileSize("movie.bin.part"), after)
     }
 
     func testKillNineThenARerunCompletesWithTheRightBytes() async throws {
