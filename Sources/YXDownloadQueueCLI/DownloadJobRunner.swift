@@ -18,11 +18,12 @@ import YXTerminal
 ///   (``StoredDownload/storeRetryPolicy``);
 /// - the worker stopped the attempt (shutdown, a cancel recorded in the store, a lost lease): the
 ///   download is canceled, keeps its `.part`, and the call returns once the download has ended, so no
-///   other worker writes the same `.part` while this one still does.
-///
+///   other worker writes the same `.part` while this one still does;
 /// - the worker's own disk or folder failed (no space, a read-only or failing disk, its `-d` no longer
 ///   writable): the job is given back uncounted (`JobRelease`), for another worker, and this worker
-///   stops.
+///   stops;
+/// - another process wrote the `.part` for longer than `--lease`: the job is given back uncounted for
+///   `--lease` (see ``waitWhileAnotherProcessWrites(_:id:item:)``).
 ///
 /// Parameters that do not decode, or a path that would leave the folder, discard the job.
 final class DownloadJobRunner: JobRunner {
@@ -40,16 +41,23 @@ final class DownloadJobRunner: JobRunner {
     /// The worker's options (`-x`); each download's stored options are set on a copy.
     private let options: DownloadOptions
     private let reporter: SharedReporter
+    /// How long a download waits for another process's `.part` before its job goes back to the queue,
+    /// and for how long it goes (the worker's `--lease`, see ``waitWhileAnotherProcessWrites``).
+    private let partWait: Duration
     private let started = DispatchTime.now()
     /// What this worker did, for its summary and exit status.
     let totals = Locked(RunTotals())
 
-    init(downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: SharedReporter) {
+    init(
+        downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: SharedReporter,
+        partWait: Duration
+    ) {
         self.downloader = downloader
         self.directory = directory
         self.directoryText = directoryText
         self.options = options
         self.reporter = reporter
+        self.partWait = partWait
     }
 
     var jobNames: [String] { [StoredDownload.jobName] }
@@ -189,17 +197,36 @@ final class DownloadJobRunner: JobRunner {
     /// Waits, polling each second, while another process downloads into the job's `.part` (a run into
     /// this folder, a worker whose lease ran out and that has not stopped yet): the lease is kept by the
     /// heartbeats meanwhile, and no attempt is spent (found by a review: ten quick requeues, counted as
-    /// failures, failed a job whose file another process was still fetching). Says so once. A cancel
+    /// failures, failed a job whose file another process was still fetching). Says so. A cancel
     /// (shutdown, a lost lease) ends the wait.
+    ///
+    /// A worker whose lease ran out stops writing within `--lease` seconds. A process that writes longer
+    /// is a download of its own (a plain run of a large file), and the job goes back to the queue,
+    /// uncounted, for `--lease` seconds (`JobRelease`): this worker's slot serves other downloads
+    /// meanwhile, instead of waiting for as long as that download takes.
     private func waitWhileAnotherProcessWrites(_ part: String, id: Int64, item: DownloadItem) async throws {
         guard PartLock.isHeldByAnotherProcess(at: part) else { return }
+        let wait = Self.secondsText(partWait)
         reporter.waiting(
             id, item,
             "\(item.file).part is being written by another download of this file (another yxdownload run, or a worker "
-                + "sharing the folder); this worker waits for it to end")
+                + "sharing the folder); this worker waits for it to end, up to \(wait)")
+        let deadline = ContinuousClock.now + partWait
         repeat {
-            try await Task.sleep(for: .seconds(1))
-        } while PartLock.isHeldByAnotherProcess(at: part)
+            try await Task.sleep(for: min(.seconds(1), partWait))
+            guard PartLock.isHeldByAnotherProcess(at: part) else { return }
+        } while ContinuousClock.now < deadline
+        let reason =
+            "\(item.file).part is still being written by another download of this file; given back to the queue, "
+            + "to be tried again in \(wait)"
+        reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
+        throw JobRelease(reason, after: partWait)
+    }
+
+    /// `1 s`, `30 s`, `1.5 s`: a wait, as the worker's messages give it.
+    static func secondsText(_ duration: Duration) -> String {
+        let seconds = duration.seconds
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
     }
 
     /// The `again` line of a download stopped because the worker could not renew its lease in time.

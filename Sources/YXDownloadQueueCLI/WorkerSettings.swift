@@ -60,7 +60,8 @@ struct WorkerSettings: Sendable {
             else { PlainReporter(console: console, quiet: quiet) }
         let reporter = SharedReporter(output)
         let runner = DownloadJobRunner(
-            downloader: downloader, directory: directory, directoryText: directoryText, options: options, reporter: reporter)
+            downloader: downloader, directory: directory, directoryText: directoryText, options: options, reporter: reporter,
+            partWait: recoveryBound)
 
         var workerConfiguration = JobWorker.Configuration()
         workerConfiguration.maximumConcurrentJobs = jobs

@@ -5,6 +5,17 @@ extension Duration {
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 
+    /// The duration as a store keeps it, in whole microseconds (rounded down), between 0 and 100 years:
+    /// a delay that a caller gives (a ``JobRelease``, a retry policy's back-off) is added to the store's
+    /// clock in 64 bits, and a larger one would overflow (a trap in Swift, an error in PostgreSQL).
+    package var storedMicroseconds: Int64 {
+        let limit: Int64 = 100 * 366 * 86_400 * 1_000_000
+        let parts = components
+        guard parts.seconds >= 0 else { return 0 }
+        guard parts.seconds < limit / 1_000_000 else { return limit }
+        return min(limit, parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000)
+    }
+
     /// The duration in whole milliseconds (rounded down; negative durations give 0).
     package var milliseconds: Int64 {
         let parts = components

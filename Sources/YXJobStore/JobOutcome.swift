@@ -12,9 +12,10 @@ public enum JobOutcome: Sendable, Hashable {
     case canceled(reason: String)
     /// The job cannot run: unknown name or parameters that do not decode.
     case discarded(reason: String)
-    /// The worker gives the job back without running it to the end (graceful shutdown); the attempt
-    /// does not count as a failure.
-    case released
+    /// The worker gives the job back without running it to the end (graceful shutdown, or a
+    /// ``JobRelease``); the attempt does not count as a failure. The job may be claimed again after
+    /// `delay` (counted from the store's clock; zero: at once).
+    case released(after: Duration)
 
     /// The state the job is in once this outcome is recorded.
     public var resultingState: StoredJobState {

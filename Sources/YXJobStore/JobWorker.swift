@@ -396,7 +396,9 @@ public final class JobWorker: Service, Sendable {
         }
         guard running else {
             // Claimed while the worker began to shut down (the completion loop claims too): given back unrun.
-            if !jobs.isEmpty { enqueueCompletions(jobs.map { JobCompletion(lease: $0.lease, outcome: .released) }) }
+            if !jobs.isEmpty {
+                enqueueCompletions(jobs.map { JobCompletion(lease: $0.lease, outcome: .released(after: .zero)) })
+            }
             return
         }
         for (job, box) in zip(jobs, boxes) {
@@ -502,14 +504,16 @@ public final class JobWorker: Service, Sendable {
         if stopReason == .leaseLost { return (nil, "lease_lost") }
         guard case .failure(let error) = result else { return (.succeeded, "succeeded") }
         if case JobHandlerError.discard(let reason) = error { return (.discarded(reason: reason), "discarded") }
-        if error is JobRelease, stopReason != .canceledInStore { return (.released, "released") }
+        if let release = error as? JobRelease, stopReason != .canceledInStore {
+            return (.released(after: release.delay), "released")
+        }
         let message: String
         let delay: TimeInterval?
         switch stopReason {
         case .canceledInStore:
             return (.canceled(reason: "canceled while running"), "canceled")
         case .shutdown:
-            return (.released, "released")
+            return (.released(after: .zero), "released")
         case .timedOut:
             message = "timed out after \(job.timeout ?? .zero)"
             // Not the handler's error: the attempt ran out of time, whatever the policy's scope.
@@ -567,7 +571,7 @@ public final class JobWorker: Service, Sendable {
         }
         if !abandoned.isEmpty {
             logger.warning("handlers ignore their cancel; giving their jobs back", metadata: ["jobs": "\(abandoned.count)"])
-            enqueueCompletions(abandoned.map { JobCompletion(lease: $0.lease, outcome: .released) })
+            enqueueCompletions(abandoned.map { JobCompletion(lease: $0.lease, outcome: .released(after: .zero)) })
         }
         // Handlers that did end are queueing their outcomes (no waiting on user code: a few statements).
         while state.withLock({ $0.finishing > 0 }) {

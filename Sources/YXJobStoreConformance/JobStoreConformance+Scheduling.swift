@@ -72,6 +72,60 @@ extension JobStoreConformance {
         }
     }
 
+    /// A job given back for later (``JobRelease`` with a delay) is not claimed before its delay, and the
+    /// attempt does not count as a failure; a release without a delay is claimable at once, and one with
+    /// an absurd delay is kept (not an overflow).
+    public func releaseForLater() async throws {
+        try await withStore { store in
+            // Store level.
+            let id = try await store.enqueue(JobRequest(name: "conformance.release")).id
+            let first = try unwrap(try await claimOne(store, "conformance.release", owner: "w"), "the first claim")
+            _ = try await store.complete([JobCompletion(lease: first.lease, outcome: .released(after: .milliseconds(400)))])
+            let waiting = try await record(store, id)
+            try expectEqual(waiting.state, .available, "state after the release")
+            try expectEqual(waiting.failures, 0, "failures after the release")
+            try expectEqual(waiting.owner, nil, "owner after the release")
+            let releasedAt = Date()
+            try expect(
+                waiting.readyAt.timeIntervalSince(releasedAt) > 0.2,
+                "the job is due about 400 ms after the release (released \(releasedAt), due \(waiting.readyAt))"
+            )
+            try expect(try await claimOne(store, "conformance.release", owner: "w") == nil, "claimed before its delay")
+            var second: ClaimedJob?
+            try await waitUntil("the released job is claimable after its delay") {
+                second = try await claimOne(store, "conformance.release", owner: "w")
+                return second != nil
+            }
+            try expect(Date() >= waiting.readyAt, "claimed at \(Date()), due \(waiting.readyAt)")
+            let again = try unwrap(second, "the second claim")
+            _ = try await store.complete([JobCompletion(lease: again.lease, outcome: .released(after: .zero))])
+            let third = try unwrap(try await claimOne(store, "conformance.release", owner: "w"), "a claim at once")
+            _ = try await store.complete([JobCompletion(lease: third.lease, outcome: .released(after: .seconds(Int64.max)))])
+            let far = try await record(store, id)
+            try expectEqual(far.state, .available, "state after a release for ever")
+            try expect(far.readyAt > Date().addingTimeInterval(86_400 * 365), "due in years: \(far.readyAt)")
+
+            // Worker level: the handler gives its job back once, for 300 ms; it runs again after that and
+            // succeeds, with no failure counted.
+            let starts = Locked<[ContinuousClock.Instant]>([])
+            var registry = JobRegistry()
+            registry.register("conformance.busy") { _, context in
+                starts.withLock { $0.append(.now) }
+                if context.attempt == 1 { throw JobRelease("busy elsewhere", after: .milliseconds(300)) }
+            }
+            let busy = try await store.enqueue(JobRequest(name: "conformance.busy")).id
+            let worker = startWorker(store, registry)
+            try await waitUntil("the busy job succeeds") { try await record(store, busy).state == .succeeded }
+            try await worker.stop()
+            let busyRecord = try await record(store, busy)
+            try expectEqual(busyRecord.attempt, 2, "attempts of the busy job")
+            try expectEqual(busyRecord.failures, 0, "failures of the busy job")
+            let times = starts.withLock { $0 }
+            try expectEqual(times.count, 2, "runs of the busy job")
+            try expect(times[1] - times[0] >= .milliseconds(300), "the second run ≥ 300 ms after the first: \(times[1] - times[0])")
+        }
+    }
+
     /// A job does not start before its not-before time: one far in the future is never claimed, one a
     /// little ahead is claimed at its time or later.
     public func notBefore() async throws {

@@ -39,7 +39,7 @@ extension PostgresJobStore {
     private func claimUnlimited(_ request: ClaimRequest) async throws -> [PostgresRandomAccessRow] {
         var binds = PostgresBindings()
         binds.append(request.owner)
-        binds.append(request.leaseDuration.microseconds)
+        binds.append(request.leaseDuration.storedMicroseconds)
         switch request.names {
         case .only(let names) where names.count == 1 && request.limit == 1:
             binds.append(names[0])
@@ -82,7 +82,7 @@ extension PostgresJobStore {
             let (condition, _) = self.nameCondition(request.names, column: "x.name", parameter: 4)
             var binds = PostgresBindings()
             binds.append(request.owner)
-            binds.append(request.leaseDuration.microseconds)
+            binds.append(request.leaseDuration.storedMicroseconds)
             binds.append(keys)
             binds.append(names)
             binds.append(request.limit)
@@ -132,7 +132,7 @@ extension PostgresJobStore {
         binds.append(heartbeats.map { $0.progress?.fraction ?? -1 })
         binds.append(heartbeats.map { $0.progress?.completedUnits ?? -1 })
         binds.append(heartbeats.map { $0.progress?.totalUnits ?? -1 })
-        binds.append(leaseDuration.microseconds)
+        binds.append(leaseDuration.storedMicroseconds)
         let renewed = try await rows(
             """
             UPDATE \(schema).jobs j SET lease_until = now() + $8 * interval '1 microsecond',
@@ -195,8 +195,10 @@ extension PostgresJobStore {
         try column { $0.outcome.resultingState.rawValue }
         try column { $0.outcome.message ?? "" }
         try column { completion -> Int64 in
-            if case .retry(let after, _) = completion.outcome { return after.microseconds }
-            return 0
+            switch completion.outcome {
+            case .retry(let after, _), .released(let after): return after.storedMicroseconds
+            default: return 0
+            }
         }
         try column { completion -> Int in
             switch completion.outcome {
@@ -415,13 +417,5 @@ extension PostgresJobStore {
         }
         changes.signal()
         return result
-    }
-}
-
-extension Duration {
-    /// The duration in whole microseconds.
-    var microseconds: Int64 {
-        let parts = components
-        return parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000
     }
 }

@@ -289,7 +289,10 @@ extension SQLiteJobStore {
         for completion in chunk {
             let outcome = completion.outcome
             let delay: Int64 =
-                if case .retry(let after, _) = outcome { SQLiteTime.micros(after) } else { 0 }
+                switch outcome {
+                case .retry(let after, _), .released(let after): SQLiteTime.micros(after)
+                default: 0
+                }
             let failed: Int =
                 switch outcome {
                 case .retry, .failed: 1

@@ -13,8 +13,7 @@ enum SQLiteTime {
     }
 
     static func micros(_ duration: Duration) -> Int64 {
-        let parts = duration.components
-        return parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000
+        duration.storedMicroseconds
     }
 
     static var now: Int64 { micros(Date()) }

@@ -536,6 +536,31 @@ final class DurableCommandTests: CLITestCase {
     /// folder here; a worker whose lease ran out, in life) waits for it instead of writing into it (or
     /// spending the job's attempts on quick requeues), then finds the file whole and skips it.
     func testAWorkerWaitsForAPartThatAnotherProcessWrites() async throws {
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 10)
+        XCTAssertTrue(
+            output.stderr.contains(
+                "\nwait  out/movie.bin  out/movie.bin.part is being written by another download of this file (another "
+                    + "yxdownload run, or a worker sharing the folder); this worker waits for it to end, up to 10 s (\(url))\n"),
+            output.stderr)
+        XCTAssertFalse(output.stderr.contains("again "), output.stderr)
+    }
+
+    /// A worker whose wait for another process's `.part` outlasts its lease (a plain run of a large file:
+    /// a worker whose lease ran out would have stopped by then) gives the job back for a lease, uncounted,
+    /// so that its slot serves other downloads, and skips the file once it is whole.
+    func testAWorkerGivesBackAJobWhosePartAnotherProcessWritesForLong() async throws {
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 1)
+        XCTAssertTrue(
+            output.stderr.contains(
+                "\nagain out/movie.bin  out/movie.bin.part is still being written by another download of this file; given back "
+                    + "to the queue, to be tried again in 1 s (\(url))\n"),
+            output.stderr)
+    }
+
+    /// Starts a plain run of a 3 MiB file at 768 KiB/s (about 4 s), queues the same download, and runs a
+    /// worker with `--lease` until the queue is empty; checks that the worker spent no attempt and sent no
+    /// request, and skipped the file the run left whole.
+    private func workWhileAPlainRunWritesThePart(lease: Int) async throws -> (CommandOutput, String) {
         let size: Int64 = 3 << 20
         serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 768 * 1024)
         let url = server.url("/movie.bin").absoluteString
@@ -543,18 +568,12 @@ final class DurableCommandTests: CLITestCase {
         try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 100_000 }
         let enqueue = try await yxdownload("enqueue", "--queue", queue, url)
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
-        let worker = try startWorker("--exit-when-empty")
+        let worker = try startWorker("--exit-when-empty", "--lease", "\(lease)")
         let ranFirst = await run.wait(timeout: 120)
         XCTAssertEqual(try XCTUnwrap(ranFirst).status, 0)
         let finished = await worker.wait(timeout: 120)
         let output = try XCTUnwrap(finished, "the worker did not end")
         XCTAssertEqual(output.status, 0, output.stderr)
-        XCTAssertTrue(
-            output.stderr.contains(
-                "\nwait  out/movie.bin  out/movie.bin.part is being written by another download of this file (another "
-                    + "yxdownload run, or a worker sharing the folder); this worker waits for it to end (\(url))\n"),
-            output.stderr)
-        XCTAssertFalse(output.stderr.contains("again "), output.stderr)
         let record = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
         let failures = try await record.job(JobID(rawValue: 1))?.failures
         try await record.close()
@@ -562,6 +581,7 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(output.stderr.contains("0 done, 1 skipped, 0 failed"), output.stderr)
         XCTAssertTrue(holdsGenerated("out/movie.bin", size: size, seed: 21))
         XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the worker sent a request")
+        return (output, url)
     }
 
     /// A worker that cannot renew its lease in time (the store held by another process's long write, as

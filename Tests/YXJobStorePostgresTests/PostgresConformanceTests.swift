@@ -32,6 +32,7 @@ final class PostgresConformanceTests: XCTestCase {
     func testLeaseExpiryRefusesStaleOutcome() async throws { try await conformance().leaseExpiryRefusesStaleOutcome() }
     func testGracefulShutdownReleases() async throws { try await conformance().gracefulShutdownReleases() }
     func testRetriesWithBackoff() async throws { try await conformance().retriesWithBackoff() }
+    func testReleaseForLater() async throws { try await conformance().releaseForLater() }
     func testNotBefore() async throws { try await conformance().notBefore() }
     func testPriorities() async throws { try await conformance().priorities() }
     func testJobTimeout() async throws { try await conformance().jobTimeout() }

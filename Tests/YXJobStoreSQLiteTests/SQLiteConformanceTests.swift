@@ -35,6 +35,7 @@ final class SQLiteConformanceTests: XCTestCase {
     func testLeaseExpiryRefusesStaleOutcome() async throws { try await conformance().leaseExpiryRefusesStaleOutcome() }
     func testGracefulShutdownReleases() async throws { try await conformance().gracefulShutdownReleases() }
     func testRetriesWithBackoff() async throws { try await conformance().retriesWithBackoff() }
+    func testReleaseForLater() async throws { try await conformance().releaseForLater() }
     func testNotBefore() async throws { try await conformance().notBefore() }
     func testPriorities() async throws { try await conformance().priorities() }
     func testJobTimeout() async throws { try await conformance().jobTimeout() }
