@@ -9,9 +9,9 @@ package struct StatusCommand: ParsableCommand {
         abstract: "Show a queue: counts by state, bytes, progress per worker.",
         usage: "yxdownload status --queue <store> [--json] [--failed]",
         discussion: """
-            States: waiting, available (queued, or waiting for a retry), running, succeeded, failed, \
-            canceled, discarded (a job no worker can run). Bytes are those the workers recorded: whole \
-            files for succeeded downloads, the bytes so far for running ones (written about twice a \
+            States: waiting, available (queued, or waiting for a retry or for a download given back for \
+            later), running, succeeded, failed, canceled, discarded (a job no worker can run). Bytes are \
+            those the workers recorded: whole files for succeeded downloads, the bytes so far for running ones (written about twice a \
             second), what their last attempt fetched for the others; the total line counts the \
             succeeded and running ones. --json prints the same as one JSON object on one line.
 

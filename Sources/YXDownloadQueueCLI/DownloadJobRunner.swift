@@ -47,6 +47,8 @@ final class DownloadJobRunner: JobRunner {
     private let started = DispatchTime.now()
     /// What this worker did, for its summary and exit status.
     let totals = Locked(RunTotals())
+    /// Whether the worker began to stop (a signal): a wait for another process's `.part` ends.
+    let isStopping = Locked(false)
 
     init(
         downloader: Downloader, directory: URL, directoryText: String, options: DownloadOptions, reporter: SharedReporter,
@@ -155,13 +157,19 @@ final class DownloadJobRunner: JobRunner {
                 onLocalFault.withLock { $0 }?(reason)
                 throw JobRelease(reason)
             }
+            // A `.part` that another process took between the check before the download and the
+            // download's own lock (a run started in that moment): given back uncounted for a lease, as
+            // after a wait (found by a review: it spent an attempt, and could fail the job for good).
+            if error.kind == .fileSystem && error.message.hasSuffix(DownloadError.partInUseReason) {
+                totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
+                let reason = Self.givenBackMessage(item, wait: partWait)
+                reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
+                throw JobRelease(reason, after: partWait)
+            }
             // A transient error that outlasted the downloader's own retries (a server down for a while)
             // gets another attempt later, after the store's back-off, while attempts are left; any other
             // error fails for good: trying again would not help.
-            // A `.part` that another process writes (a worker whose lease ran out while it still worked,
-            // say) is free again soon: that is worth another attempt too.
-            let partInUse = error.kind == .fileSystem && error.message.hasSuffix(DownloadError.partInUseReason)
-            if (error.isTransient || partInUse) && job.failures < job.retry.retries {
+            if error.isTransient && job.failures < job.retry.retries {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
                 reporter.failed(
                     id, item,
@@ -198,7 +206,8 @@ final class DownloadJobRunner: JobRunner {
     /// this folder, a worker whose lease ran out and that has not stopped yet): the lease is kept by the
     /// heartbeats meanwhile, and no attempt is spent (found by a review: ten quick requeues, counted as
     /// failures, failed a job whose file another process was still fetching). Says so. A cancel
-    /// (shutdown, a lost lease) ends the wait.
+    /// (a lost lease) ends the wait, and so does the worker's stop (``isStopping``): the job is given
+    /// back at once, counted as canceled, instead of holding the worker for its grace period.
     ///
     /// A worker whose lease ran out stops writing within `--lease` seconds. A process that writes longer
     /// is a download of its own (a plain run of a large file), and the job goes back to the queue,
@@ -215,18 +224,25 @@ final class DownloadJobRunner: JobRunner {
         repeat {
             try await Task.sleep(for: min(.seconds(1), partWait))
             guard PartLock.isHeldByAnotherProcess(at: part) else { return }
+            if isStopping.withLock({ $0 }) {
+                totals.withLock { $0.canceled += 1 }
+                throw JobRelease("the worker stops")
+            }
         } while ContinuousClock.now < deadline
-        let reason =
-            "\(item.file).part is still being written by another download of this file; given back to the queue, "
-            + "to be tried again in \(wait)"
+        let reason = Self.givenBackMessage(item, wait: partWait)
         reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
         throw JobRelease(reason, after: partWait)
     }
 
-    /// `1 s`, `30 s`, `1.5 s`: a wait, as the worker's messages give it.
+    /// The `again` line of a download given back because another process writes its `.part`.
+    static func givenBackMessage(_ item: DownloadItem, wait: Duration) -> String {
+        "\(item.file).part is still being written by another download of this file; given back to the queue, "
+            + "to be tried again in \(secondsText(wait))"
+    }
+
+    /// `1 s`, `30 s`, `0.75 s`: a wait, as the worker's messages give it.
     static func secondsText(_ duration: Duration) -> String {
-        let seconds = duration.seconds
-        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
+        String(format: "%g s", duration.seconds)
     }
 
     /// The `again` line of a download stopped because the worker could not renew its lease in time.

@@ -69,7 +69,8 @@ struct QueueReport: Codable, Sendable, Equatable {
     var states: [StateLine]
     /// All jobs of the store.
     var total: Int
-    /// Available jobs waiting for their not-before time (a retry's back-off).
+    /// Available jobs waiting for their time: a retry's back-off, or a download given back for later
+    /// (another process wrote its `.part`).
     var scheduled: Int
     /// Succeeded and running downloads together.
     var bytes: Bytes
@@ -132,7 +133,9 @@ struct QueueReport: Codable, Sendable, Equatable {
         rows.append(["total", String(total)] + Self.byteCells(done: bytes.done, total: bytes.total))
         lines += Self.align(rows, rightAligned: [1, 2, 3])
         if scheduled > 0 {
-            lines.append("(\(scheduled) of the available downloads \(scheduled == 1 ? "waits" : "wait") for a retry)")
+            lines.append(
+                "(\(scheduled) of the available downloads \(scheduled == 1 ? "waits for its" : "wait for their") time: a retry's "
+                    + "back-off, or a download given back for later)")
         }
         lines.append("")
         if workers.isEmpty {

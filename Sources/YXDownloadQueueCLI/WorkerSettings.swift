@@ -87,7 +87,10 @@ struct WorkerSettings: Sendable {
                 services: [
                     .init(service: worker, successTerminationBehavior: .gracefullyShutdownGroup)
                 ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
+                // None: `InterruptSignals` routes them (below) and triggers the graceful shutdown; given
+                // here too, the group would take SIGINT over even when the worker was started with it
+                // ignored (found by a review).
+                gracefulShutdownSignals: [],
                 logger: logger
             )
         )
@@ -128,6 +131,7 @@ struct WorkerSettings: Sendable {
                 return signal == nil
             }
             if isFirst {
+                runner.isStopping.withLock { $0 = true }
                 Task { await group.triggerGracefulShutdown() }
             } else if InterruptSignals.escalates(number) {
                 worker.shutdown(gracePeriod: .zero)

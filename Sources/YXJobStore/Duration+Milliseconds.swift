@@ -10,8 +10,9 @@ extension Duration {
     /// clock in 64 bits, and a larger one would overflow (a trap in Swift, an error in PostgreSQL).
     package var storedMicroseconds: Int64 {
         let limit: Int64 = 100 * 366 * 86_400 * 1_000_000
+        // A negative duration under a second has 0 seconds and negative attoseconds.
+        guard self > .zero else { return 0 }
         let parts = components
-        guard parts.seconds >= 0 else { return 0 }
         guard parts.seconds < limit / 1_000_000 else { return limit }
         return min(limit, parts.seconds * 1_000_000 + parts.attoseconds / 1_000_000_000_000)
     }

@@ -473,8 +473,8 @@ public final class JobWorker: Service, Sendable {
         switch outcome {
         case .succeeded:
             break
-        case .released:
-            context.logger.debug("job released", metadata: ["outcome": "\(label)"])
+        case .released(let delay):
+            context.logger.debug("job released", metadata: ["outcome": "\(label)", "delay": "\(delay)"])
         case .retry(let delay, let error):
             context.logger.info("job failed; retrying", metadata: ["error": "\(error)", "delay": "\(delay)"])
         case .failed(let error):

@@ -192,10 +192,12 @@ open class Job: @unchecked Sendable {
     private func begin(on dispatcher: Dispatcher, manager made: JobManager?, makingOwn ownClass: JobManager.Type?)
         -> BeginStep
     {
-        // The last attempt's result and error are released after the lock: their deinitializers are the
-        // user's code, which may lock a job (this one, or another that shares its mutex).
+        // The last attempt's result, error and dispatcher are released after the lock: their
+        // deinitializers are the user's code (a dispatcher's last reference takes its observers' closures
+        // with it), which may lock a job (this one, or another that shares its mutex).
         var previousOutcome: Core.Leftovers?
-        defer { withExtendedLifetime(previousOutcome) {} }
+        var previousDispatcher: Dispatcher?
+        defer { withExtendedLifetime((previousOutcome, previousDispatcher)) {} }
         return core.withLock { s in
             guard !s.isActive else { return .refused }
             guard s.state == .ready || s.state.isRestartable else { return .refused }
@@ -213,6 +215,7 @@ open class Job: @unchecked Sendable {
             s.state = .ready
             s.attempt += 1
             s.isActive = true
+            if s.dispatcher !== dispatcher { previousDispatcher = s.dispatcher }
             s.dispatcher = dispatcher
             previousOutcome = s.takeOutcome()
             s.progress = 0

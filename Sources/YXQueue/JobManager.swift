@@ -205,7 +205,10 @@ open class JobManager: @unchecked Sendable {
         if mustWait { return }
         guard job.isCurrent(attempt: attempt) else { return }
         let operations = makeAttemptOperations()
-        // The operations go in, and those without prerequisites are taken, under one lock.
+        // The operations go in, and those without prerequisites are taken, under one lock. The dispatcher
+        // of the graph's last attempt is released after it (its last reference may take user code with it).
+        var previousDispatcher: Dispatcher?
+        defer { withExtendedLifetime(previousDispatcher) {} }
         let begun = withGraph { g -> (previous: [QueueOperation], invalid: String?, step: Step)? in
             // The graph never goes back to an earlier attempt, nor to one that ended. While this call built
             // its operations, the attempt may have ended (a cancel, its deadline) and a newer one begun
@@ -214,6 +217,7 @@ open class JobManager: @unchecked Sendable {
             // with no newer attempt, it would keep the ended job bound to operations that never run.
             // This set is dropped unbound.
             guard !g.isStale(attempt: attempt, isRetry: isRetry, endedAttempt: lockedEndedAttempt) else { return nil }
+            if g.dispatcher !== dispatcher { previousDispatcher = g.dispatcher }
             let previous = g.reset(attempt: attempt, dispatcher: dispatcher, keepingRetries: isRetry)
             var invalid: String?
             switch operations {

@@ -15,6 +15,9 @@ struct StripedLocked<Value>: @unchecked Sendable {
         storage = Storage(value)
     }
 
+    /// The object that holds the value (for a test of its size).
+    var storageObject: AnyObject { storage }
+
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {

@@ -557,8 +557,41 @@ final class DurableCommandTests: CLITestCase {
             output.stderr)
     }
 
+    /// A worker that stops (SIGTERM) while it waits for another process's `.part` gives the job back at
+    /// once, instead of waiting out its grace period (found by a review: it held the worker for the whole
+    /// `--grace`).
+    func testAWorkerThatStopsDuringTheWaitGivesTheJobBackAtOnce() async throws {
+        serveGenerated("/movie.bin", size: 3 << 20, seed: 21, bytesPerSecond: 64 * 1024)
+        let url = server.url("/movie.bin").absoluteString
+        let run = try RunningCommand([url, "-d", "out"], in: work)
+        try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 10_000 }
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, url)
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let worker = try startWorker("--lease", "60", "--grace", "600")
+        var running = 0
+        for _ in 0..<300 where running != 1 {
+            running = count(try await status(), "running")
+            if running != 1 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        XCTAssertEqual(running, 1, "the worker did not claim the download")
+        worker.send(SIGTERM)
+        let stopped = await worker.wait(timeout: 30)
+        run.send(SIGKILL)
+        _ = await run.wait()
+        let output = try XCTUnwrap(stopped, "the worker waited out its grace period")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(output.stderr.contains("0 done, 0 skipped, 0 failed, 1 canceled"), output.stderr)
+        let after = try await status()
+        XCTAssertEqual(count(after, "available"), 1, "not given back: \(after)")
+        let record = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
+        let job = try await record.job(JobID(rawValue: 1))
+        try await record.close()
+        XCTAssertEqual(job?.failures, 0)
+        XCTAssertLessThan(try XCTUnwrap(job?.readyAt).timeIntervalSinceNow, 5, "given back for later instead of at once")
+    }
+
     /// Starts a plain run of a 3 MiB file at 768 KiB/s (about 4 s), queues the same download, and runs a
-    /// worker with `--lease` until the queue is empty; checks that the worker spent no attempt and sent no
+    /// worker with `--lease` until the queue is empty; checks that the worker counted no failure and sent no
     /// request, and skipped the file the run left whole.
     private func workWhileAPlainRunWritesThePart(lease: Int) async throws -> (CommandOutput, String) {
         let size: Int64 = 3 << 20
@@ -577,7 +610,7 @@ final class DurableCommandTests: CLITestCase {
         let record = try await SQLiteJobStore.open(path: work.appendingPathComponent(queue).path)
         let failures = try await record.job(JobID(rawValue: 1))?.failures
         try await record.close()
-        XCTAssertEqual(failures, 0, "the wait spent an attempt")
+        XCTAssertEqual(failures, 0, "the wait counted a failure")
         XCTAssertTrue(output.stderr.contains("0 done, 1 skipped, 0 failed"), output.stderr)
         XCTAssertTrue(holdsGenerated("out/movie.bin", size: size, seed: 21))
         XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the worker sent a request")
@@ -836,13 +869,23 @@ final class DurableCommandTests: CLITestCase {
         interrupted.send(SIGINT)
         try await assertStoppedAndGaveBack(interrupted, "SIGINT", status: 130)
 
+        // Started with SIGINT ignored (a script's background command), the worker keeps ignoring it; a
+        // SIGTERM stops it (found by a review: the service group took SIGINT over, and the worker stopped
+        // and exited 0 with its downloads queued).
+        let background = try RunningCommand(
+            ["worker", "--queue", queue, "-d", "out", "--lease", "1", "--grace", "0", "--exit-when-empty"], in: work,
+            setup: "trap '' INT")
+        try await waitForTheDownloadsToGoOn("the downloads to go on")
+        background.send(SIGINT)
+        try await waitForTheDownloadsToGoOn("the downloads to go on after a SIGINT")
+        background.send(SIGTERM)
+        try await assertStoppedAndGaveBack(background, "SIGTERM after an ignored SIGINT", status: 143)
+
         // SIGHUP (the terminal went away) stops it as SIGTERM does: 129 with --exit-when-empty. A second
         // SIGHUP does not cut the grace period short (a closed terminal often sends two: found by a
-        // review); a SIGTERM then does. The default action first, whatever the test runner's is (one that
-        // ignores SIGHUP is kept: see InterruptionTests).
+        // review); a SIGTERM then does.
         let hungUp = try RunningCommand(
-            ["worker", "--queue", queue, "-d", "out", "--lease", "1", "--grace", "600", "--exit-when-empty"], in: work,
-            setup: "trap - HUP")
+            ["worker", "--queue", queue, "-d", "out", "--lease", "1", "--grace", "600", "--exit-when-empty"], in: work)
         try await waitForTheDownloadsToGoOn("the downloads to go on")
         hungUp.send(SIGHUP)
         try await waitForTheDownloadsToGoOn("the downloads to go on after a SIGHUP")

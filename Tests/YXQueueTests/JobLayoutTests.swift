@@ -15,6 +15,10 @@ private func malloc_usable_size(_ pointer: UnsafeMutableRawPointer?) -> Int
 final class JobLayoutTests: XCTestCase {
     func testTheJobStateFitsInASmallChunk() {
         XCTAssertLessThanOrEqual(MemoryLayout<Job.Core>.size, 104)
+        #if canImport(Glibc)
+        let job = Job()
+        XCTAssertLessThanOrEqual(malloc_usable_size(Unmanaged.passUnretained(job.core.storageObject).toOpaque()), 120)
+        #endif
     }
 
     func testTheGraphFitsInASmallChunk() {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import XCTest
 
 @testable import YXQueue
@@ -6,8 +7,8 @@ import XCTest
 /// What a job lets go of while its state is locked (a removed observer's closure, the last attempt's
 /// error and operations) is released after the lock: its deinitializer is the user's code, and may
 /// lock a job. Jobs share their mutexes (``StripedLocks/jobs``), so that job may be another one; here it
-/// is the same job, which deadlocks if the release comes under the lock. (The first test did, before the
-/// observer's removal let go of the closure after the lock.)
+/// is the same job, which deadlocks if the release comes under the lock. (The observer's test did, before
+/// the removal let go of the closure after the lock.)
 final class ReleaseOutsideLockTests: XCTestCase {
     /// A token that something of the job's own holds: releasing the holder removes an observer.
     private final class TokenHolder: Error, @unchecked Sendable {
@@ -35,13 +36,37 @@ final class ReleaseOutsideLockTests: XCTestCase {
         assertReturns("removing the outer observer") { holder.token = nil }
     }
 
-    func testARestartReleasesTheLastErrorAfterTheLock() async throws {
+    /// The error of the first attempt, while it lives.
+    private final class FirstError: @unchecked Sendable {
+        private let lock = NSLock()
+        private weak var stored: TokenHolder?
+        private var made = false
+
+        /// A new holder on the first call (kept weakly here), nil after.
+        func makeOnce() -> TokenHolder? {
+            lock.withLock {
+                guard !made else { return nil }
+                made = true
+                let holder = TokenHolder()
+                stored = holder
+                return holder
+            }
+        }
+
+        var holder: TokenHolder? { lock.withLock { stored } }
+    }
+
+    /// A restart lets go of the failed attempt's error (the job holds it, and so does the failed
+    /// operation, which the restart replaces): the error's deinitializer removes an observer of the job,
+    /// and must find its lock free.
+    func testARestartLetsGoOfTheLastErrorWithoutADeadlock() async throws {
         let dispatcher = Dispatcher(name: "release-outside-lock")
+        let first = FirstError()
         let job = GraphJob(name: "fails-holding-a-token") { _ in
             [
                 TaskOperation<Void>(queue: "fail") { operation in
-                    // The error holds an observation of its own job: the job's error is its only owner.
-                    let holder = TokenHolder()
+                    // The error holds an observation of its own job.
+                    guard let holder = first.makeOnce() else { return }
                     holder.token = operation.job?.onStart { _ in }
                     throw holder
                 }
@@ -54,9 +79,9 @@ final class ReleaseOutsideLockTests: XCTestCase {
             XCTAssertTrue(error is TokenHolder, "\(error)")
         }
         XCTAssertEqual(job.state, .failed)
-        // The restart clears the error and replaces the failed operation, which holds it too: the holder
-        // goes with the last of them, and its token removes the observer.
+        XCTAssertNotNil(first.holder, "the failed job keeps its error")
         assertReturns("the restart") { XCTAssertTrue(job.restart()) }
+        XCTAssertNil(first.holder, "the restart kept the failed attempt's error")
         job.cancel()
     }
 }
