@@ -76,7 +76,8 @@ package struct WorkerCommand: ParsableCommand {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "How long a dead worker's downloads stay unclaimable, at most (its lease is 80 % of this).",
+            "How long a dead worker's downloads stay unclaimable, at most (its lease is 80 % of this); also how long "
+                + "a download waits for a .part another process writes before it goes back to the queue for as long.",
             valueName: "SECONDS"))
     package var lease: Double = 30
 
