@@ -162,9 +162,7 @@ final class DownloadJobRunner: JobRunner {
             // after a wait (found by a review: it spent an attempt, and could fail the job for good).
             if error.kind == .fileSystem && error.message.hasSuffix(DownloadError.partInUseReason) {
                 totals.withLock { $0.bytes += downloadJob.progressSnapshot.bytesReceived }
-                let reason = Self.givenBackMessage(item, wait: partWait)
-                reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
-                throw JobRelease(reason, after: partWait)
+                throw givenBackForALease(id, item)
             }
             // A transient error that outlasted the downloader's own retries (a server down for a while)
             // gets another attempt later, after the store's back-off, while attempts are left; any other
@@ -229,15 +227,17 @@ final class DownloadJobRunner: JobRunner {
                 throw JobRelease("the worker stops")
             }
         } while ContinuousClock.now < deadline
-        let reason = Self.givenBackMessage(item, wait: partWait)
-        reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
-        throw JobRelease(reason, after: partWait)
+        throw givenBackForALease(id, item)
     }
 
-    /// The `again` line of a download given back because another process writes its `.part`.
-    static func givenBackMessage(_ item: DownloadItem, wait: Duration) -> String {
-        "\(item.file).part is still being written by another download of this file; given back to the queue, "
-            + "to be tried again in \(secondsText(wait))"
+    /// Says that a download goes back to the queue for `--lease` because another process writes its
+    /// `.part` (an `again` line), and returns the release to throw.
+    private func givenBackForALease(_ id: Int64, _ item: DownloadItem) -> JobRelease {
+        let reason =
+            "\(item.file).part is still being written by another download of this file; given back to the queue, "
+            + "to be tried again in \(Self.secondsText(partWait))"
+        reporter.failed(id, item, DownloadFailure(message: reason, httpStatus: nil, isFinal: false))
+        return JobRelease(reason, after: partWait)
     }
 
     /// `1 s`, `30 s`, `0.75 s`: a wait, as the worker's messages give it.

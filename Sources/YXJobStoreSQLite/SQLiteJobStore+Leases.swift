@@ -95,7 +95,7 @@ extension SQLiteJobStore {
                 RETURNING \(claimedColumns)
                 """,
                 [
-                    SQLiteData(request.owner), SQLiteData(now + SQLiteTime.micros(request.leaseDuration)),
+                    SQLiteData(request.owner), SQLiteData(now + request.leaseDuration.storedMicroseconds),
                     SQLiteData(now), SQLiteData(names[0]), SQLiteData(now), SQLiteData(request.limit),
                 ]
             )
@@ -103,7 +103,7 @@ extension SQLiteJobStore {
         let filter = nameCondition(request.names, column: "j.name")
         var binds: [SQLiteData] = [
             SQLiteData(request.owner),
-            SQLiteData(now + SQLiteTime.micros(request.leaseDuration)),
+            SQLiteData(now + request.leaseDuration.storedMicroseconds),
             SQLiteData(now),
         ]
         // One select per name: each walks its name's index in order and stops after `limit` rows,
@@ -181,7 +181,7 @@ extension SQLiteJobStore {
                     SQLiteData(optional: beat.progress?.completedUnits), SQLiteData(optional: beat.progress?.totalUnits),
                 ]
             }
-            let leaseUntil = SQLiteData(SQLiteTime.now + SQLiteTime.micros(leaseDuration))
+            let leaseUntil = SQLiteData(SQLiteTime.now + leaseDuration.storedMicroseconds)
             let found = try await withWriter { [binds] db in
                 try db.rows(
                     """
@@ -290,7 +290,7 @@ extension SQLiteJobStore {
             let outcome = completion.outcome
             let delay: Int64 =
                 switch outcome {
-                case .retry(let after, _), .released(let after): SQLiteTime.micros(after)
+                case .retry(let after, _), .released(let after): after.storedMicroseconds
                 default: 0
                 }
             let failed: Int =

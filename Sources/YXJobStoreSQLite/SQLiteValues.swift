@@ -12,10 +12,6 @@ enum SQLiteTime {
         Date(timeIntervalSince1970: Double(micros) / 1_000_000)
     }
 
-    static func micros(_ duration: Duration) -> Int64 {
-        duration.storedMicroseconds
-    }
-
     static var now: Int64 { micros(Date()) }
 }
 
