@@ -139,13 +139,9 @@ struct DownloadListParser: Sendable {
         }
         // `URL(string:)` would quietly escape these: a tab before a second URL (aria2's mirrors), a
         // comment after a space, a NUL would all become part of the path.
-        // ASCII first: the Unicode property lookup costs some 300 instructions a character, a third of
-        // a small download's checking (callgrind), and no ASCII character above the space is whitespace.
-        if text.unicodeScalars.contains(where: {
-            $0.value <= 0x20 || $0.value == 0x7F || ($0.value >= 0x80 && ($0.value <= 0x9F || $0.properties.isWhitespace))
-        }) {
+        if text.unicodeScalars.contains(where: isBlankOrControl) {
             let hint = text.contains("://") ? " (a URL holds no spaces or control characters; write a space as %20)" : ""
-            return .failure(URLProblem(description: "not a URL: \(redacted(text))\(hint)"))
+            return .failure(URLProblem(description: "not a URL: \(showingWideBlanks(redacted(text)))\(hint)"))
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             return .failure(URLProblem(description: "not a URL: \(redacted(text))"))
@@ -244,6 +240,30 @@ struct DownloadListParser: Sendable {
     /// A URL-ish text without credentials, for error messages.
     private static func redacted(_ text: String) -> String {
         URLRedaction.redactingCredentials(in: text)
+    }
+
+    /// Whether a character cannot be in a URL as written: a blank (Unicode whitespace) or a control
+    /// character. ASCII first: the Unicode property lookup costs some 300 instructions a character (a
+    /// third of a list's checking, callgrind), and no ASCII character above the space is whitespace.
+    private static func isBlankOrControl(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        if value < 0x80 { return value <= 0x20 || value == 0x7F }
+        return value <= 0x9F || scalar.properties.isWhitespace
+    }
+
+    /// `text` with its blanks beyond ASCII written as `\u{…}`: a no-break or an ideographic space looks
+    /// like a space in a message, and the reader must see which character was refused. (Control
+    /// characters are escaped when any message is printed, see `PrintableText`.)
+    private static func showingWideBlanks(_ text: String) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value > 0x9F && scalar.properties.isWhitespace {
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }
 

@@ -140,15 +140,15 @@ final class DownloadListTests: XCTestCase {
                 "urls.txt:1: the port is out of range (1 to 65535): http://h:99999999999999999999/x",
                 "urls.txt:2: not a URL: http://h/a\\u{9B}b (a URL holds no spaces or control characters; write a space as %20)",
             ])
-        // Whitespace beyond ASCII (a no-break space, an ideographic space) is a blank too; a letter beyond
-        // ASCII is not.
+        // Whitespace beyond ASCII (a no-break space, an ideographic space) is a blank too, written out so
+        // that the reader sees it; a letter beyond ASCII is not a blank.
         let (wide, wideErrors) = parse("http://h/a\u{A0}b\nhttp://h/a\u{3000}b\nhttp://h/caf\u{E9}\n")
         XCTAssertEqual(wide.map(\.url.absoluteString), ["http://h/caf%C3%A9"])
         XCTAssertEqual(
             wideErrors,
             [
-                "urls.txt:1: not a URL: http://h/a\u{A0}b (a URL holds no spaces or control characters; write a space as %20)",
-                "urls.txt:2: not a URL: http://h/a\u{3000}b (a URL holds no spaces or control characters; write a space as %20)",
+                "urls.txt:1: not a URL: http://h/a\\u{A0}b (a URL holds no spaces or control characters; write a space as %20)",
+                "urls.txt:2: not a URL: http://h/a\\u{3000}b (a URL holds no spaces or control characters; write a space as %20)",
             ])
         // Only at the start of the list.
         XCTAssertEqual(parse("https://example.com/a\n\u{FEFF}https://example.com/b").errors.count, 1)
