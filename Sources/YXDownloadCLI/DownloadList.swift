@@ -255,15 +255,7 @@ struct DownloadListParser: Sendable {
     /// like a space in a message, and the reader must see which character was refused. (Control
     /// characters are escaped when any message is printed, see `PrintableText`.)
     private static func showingWideBlanks(_ text: String) -> String {
-        var shown = ""
-        for scalar in text.unicodeScalars {
-            if scalar.value > 0x9F && scalar.properties.isWhitespace {
-                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                shown.unicodeScalars.append(scalar)
-            }
-        }
-        return shown
+        PrintableText.escaping(text) { $0.value > 0x9F && $0.properties.isWhitespace }
     }
 }
 

@@ -8,14 +8,18 @@ package enum PrintableText {
     /// must neither break a `FILE:LINE: reason` line nor drive the terminal, and `a\u{202E}txt.exe` must
     /// not show as `aexe.txt`.
     package static func escaped(_ text: String) -> String {
-        func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        escaping(text) { scalar in
             scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
                 || FileNaming.isBidirectionalControl(scalar.value) || FileNaming.isInvisible(scalar.value)
         }
-        guard text.unicodeScalars.contains(where: isHidden) else { return text }
+    }
+
+    /// The text with each character that `isEscaped` picks written as `\u{…}` (hexadecimal).
+    static func escaping(_ text: String, _ isEscaped: (Unicode.Scalar) -> Bool) -> String {
+        guard text.unicodeScalars.contains(where: isEscaped) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if isHidden(scalar) {
+            if isEscaped(scalar) {
                 result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             } else {
                 result.unicodeScalars.append(scalar)
