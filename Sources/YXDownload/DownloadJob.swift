@@ -27,7 +27,7 @@ public final class DownloadJob: Job, @unchecked Sendable {
     /// What to download.
     public let url: URL
     /// The final file.
-    public let destination: URL
+    public var destination: URL { location.url }
     /// The expected digest, if any; a mismatch deletes the `.part` and fails the job.
     public let checksum: Checksum?
     /// How it downloads: connections, retries, timeouts, headers, TLS.
@@ -36,8 +36,9 @@ public final class DownloadJob: Job, @unchecked Sendable {
     public let engine: TransferEngine
     /// Whether the maker knew that the file, its `.part` and its sidecar were absent.
     let destinationIsFresh: Bool
-    /// ``destination``'s path, made once (`URL.path` costs about 3,000 instructions on Linux).
-    let destinationPath: String
+    /// The final file's path, made once (`URL.path` costs about 3,000 instructions on Linux), and its
+    /// URL (made only when asked for, when the maker gave the path alone).
+    let location: FileLocation
 
     /// Creates a download into a directory, named after the URL (see ``FileNaming``).
     ///
@@ -83,21 +84,35 @@ public final class DownloadJob: Job, @unchecked Sendable {
         callbackQueue: DispatchQueue = Job.defaultCallbackQueue
     ) {
         self.init(
-            url: url, to: file, checksum: checksum, options: options, engine: engine, tag: tag,
+            url: url, to: FileLocation(url: file), checksum: checksum, options: options, engine: engine, tag: tag,
             callbackQueue: callbackQueue, destinationIsFresh: false)
     }
 
-    /// Creates a download to a file that the caller knows is absent, with its `.part` and its sidecar
-    /// (it listed the folder, as `yxdownload` does once per folder): the first step creates the `.part`
-    /// without looking for the three files first, which saves three failing lookups per file. On Linux
-    /// the `.part` starts without a name (see `DownloadSession+UnnamedPart.swift`), and one that appeared
-    /// meanwhile is left alone: the file is downloaded whole. Elsewhere the `.part` is created
-    /// exclusively, and should it have appeared meanwhile, the step looks at the disk as usual. `path`,
-    /// when given, is `file`'s path as the maker already has it.
-    package init(
+    /// Creates a download to a file named by its path, which the caller knows is absent, with its
+    /// `.part` and its sidecar (it listed the folder, as `yxdownload` does once per folder): the first
+    /// step creates the `.part` without looking for the three files first, which saves three failing
+    /// lookups per file. On Linux the `.part` starts without a name (see
+    /// `DownloadSession+UnnamedPart.swift`), and one that appeared meanwhile is left alone: the file is
+    /// downloaded whole. Elsewhere the `.part` is created exclusively, and should it have appeared
+    /// meanwhile, the step looks at the disk as usual. ``destination`` is made from `path` when asked
+    /// for (see ``FileLocation``).
+    package convenience init(
         url: URL,
-        to file: URL,
-        path: String? = nil,
+        toPath path: String,
+        checksum: Checksum?,
+        options: DownloadOptions,
+        engine: TransferEngine,
+        callbackQueue: DispatchQueue,
+        destinationIsFresh: Bool
+    ) {
+        self.init(
+            url: url, to: FileLocation(path: path), checksum: checksum, options: options, engine: engine,
+            callbackQueue: callbackQueue, destinationIsFresh: destinationIsFresh)
+    }
+
+    init(
+        url: URL,
+        to file: FileLocation,
         checksum: Checksum?,
         options: DownloadOptions,
         engine: TransferEngine,
@@ -106,8 +121,7 @@ public final class DownloadJob: Job, @unchecked Sendable {
         destinationIsFresh: Bool
     ) {
         self.url = url
-        self.destination = file
-        self.destinationPath = path ?? file.path
+        self.location = file
         self.checksum = checksum
         self.options = options
         self.engine = engine

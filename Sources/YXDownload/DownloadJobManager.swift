@@ -30,7 +30,7 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
             return [ProbeOperation(queue: DownloadQueue.probe, resourceIdentifier: "probe")]
         }
         let session = DownloadSession(
-            url: job.url, finalFile: job.destination, finalPath: job.destinationPath, options: job.options,
+            url: job.url, final: job.location, options: job.options,
             checksum: job.checksum, engine: job.engine,
             destinationIsFresh: job.destinationIsFresh && current.withLock { $0 == nil })  // first attempt only
         // With one connection the probe usually fetches the whole file itself: it then runs under the

@@ -17,7 +17,12 @@ public struct DownloadResult: Sendable, Equatable {
     /// The URL, without credentials.
     public var url: String
     /// The final file.
-    public var file: URL
+    public var file: URL {
+        get { location.url }
+        set { location = FileLocation(url: newValue) }
+    }
+    /// The final file's path, and its URL if the job was given one (see ``FileLocation``).
+    var location: FileLocation
     /// The size of the final file.
     public var bytes: Int64
     /// Bytes received from the network in this run.
@@ -31,12 +36,29 @@ public struct DownloadResult: Sendable, Equatable {
     public init(
         outcome: Outcome, url: String, file: URL, bytes: Int64, bytesReceived: Int64, resumedFrom: Int64, sha256: String?
     ) {
+        self.init(
+            outcome: outcome, url: url, location: FileLocation(url: file), bytes: bytes, bytesReceived: bytesReceived,
+            resumedFrom: resumedFrom, sha256: sha256)
+    }
+
+    init(
+        outcome: Outcome, url: String, location: FileLocation, bytes: Int64, bytesReceived: Int64, resumedFrom: Int64,
+        sha256: String?
+    ) {
         self.outcome = outcome
         self.url = url
-        self.file = file
+        self.location = location
         self.bytes = bytes
         self.bytesReceived = bytesReceived
         self.resumedFrom = resumedFrom
         self.sha256 = sha256
+    }
+
+    /// Equal when every field is, the file compared as a URL (one result may hold the URL its job was
+    /// given, the other only the path).
+    public static func == (lhs: DownloadResult, rhs: DownloadResult) -> Bool {
+        lhs.outcome == rhs.outcome && lhs.url == rhs.url && lhs.bytes == rhs.bytes
+            && lhs.bytesReceived == rhs.bytesReceived && lhs.resumedFrom == rhs.resumedFrom && lhs.sha256 == rhs.sha256
+            && (lhs.location == rhs.location || lhs.file == rhs.file)
     }
 }

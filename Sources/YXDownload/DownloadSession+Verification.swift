@@ -27,7 +27,7 @@ extension DownloadSession {
             var info = stat()
             let size = stat(finalPath, &info) == 0 ? Int64(info.st_size) : 0
             return .done(DownloadResult(
-                outcome: .skippedExisting, url: redactedURL, file: finalFile, bytes: size, bytesReceived: 0,
+                outcome: .skippedExisting, url: redactedURL, location: final, bytes: size, bytesReceived: 0,
                 resumedFrom: 0, sha256: nil))
         }
         var info = stat()
@@ -58,7 +58,7 @@ extension DownloadSession {
                 url: redactedURL)
         }
         let result = DownloadResult(
-            outcome: plan == .finalizeOnly ? .finalizedPart : .downloaded, url: redactedURL, file: finalFile,
+            outcome: plan == .finalizeOnly ? .finalizedPart : .downloaded, url: redactedURL, location: final,
             bytes: size, bytesReceived: received, resumedFrom: resumedFrom, sha256: digests[.sha256])
         return .awaitingCommit(fd: fd, result: result, hasSidecar: hasSidecar, hasMark: hasMark)
     }

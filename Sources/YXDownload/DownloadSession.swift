@@ -38,7 +38,8 @@ final class DownloadSession: @unchecked Sendable {
 
     let url: URL
     let redactedURL: String
-    let finalFile: URL
+    /// The final file (its URL made only for the result, when the job was given a path).
+    let final: FileLocation
     /// The three paths as strings, made once: `URL.path` and `appendingPathExtension` cost tens of
     /// thousands of instructions each on Linux.
     let finalPath: String
@@ -96,22 +97,22 @@ final class DownloadSession: @unchecked Sendable {
     /// A session for a step made without one: already ended, so nothing ever uses it.
     static func detached() -> DownloadSession {
         DownloadSession(
-            url: URL(fileURLWithPath: "/"), finalFile: URL(fileURLWithPath: "/dev/null"), finalPath: "/dev/null",
+            url: URL(fileURLWithPath: "/"), final: FileLocation(path: "/dev/null"),
             options: DownloadOptions(),
             checksum: nil, engine: .shared, detached: true)
     }
 
     init(
-        url: URL, finalFile: URL, finalPath: String, options: DownloadOptions, checksum: Checksum?,
+        url: URL, final: FileLocation, options: DownloadOptions, checksum: Checksum?,
         engine: TransferEngine, destinationIsFresh: Bool = false, detached: Bool = false
     ) {
         let redacted = URLRedaction.redacted(url)
         self.url = url
         self.redactedURL = redacted
-        self.finalFile = finalFile
-        self.finalPath = finalPath
-        self.partPath = finalPath + ".part"
-        self.metaPath = finalPath + ".part.meta"
+        self.final = final
+        self.finalPath = final.path
+        self.partPath = final.path + ".part"
+        self.metaPath = final.path + ".part.meta"
         self.options = options
         self.checksum = checksum
         self.engine = engine

@@ -173,7 +173,7 @@ final class DownloadRun: @unchecked Sendable {
             }
             if !skipped.isEmpty { await reportSkipped(&skipped) }
             let job = DownloadJob(
-                url: entry.url, to: URL(fileURLWithPath: path, isDirectory: false), path: path, checksum: entry.checksum,
+                url: entry.url, toPath: path, checksum: entry.checksum,
                 options: settings.options, engine: downloader.engine, callbackQueue: queue, destinationIsFresh: fresh)
             let id = ObjectIdentifier(job)
             submitted.withLock { $0[id] = Submitted(item: item, job: job) }

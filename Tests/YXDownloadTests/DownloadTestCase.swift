@@ -47,9 +47,8 @@ class DownloadTestCase: XCTestCase {
     /// A download's session for `file` in the test folder, served at `/file`, as a job's attempt makes
     /// one (for tests of the session and its steps without a job).
     func makeSession(_ file: String, destinationIsFresh: Bool = false) -> DownloadSession {
-        let destination = directory.appendingPathComponent(file)
         return DownloadSession(
-            url: server.url("/\(file)"), finalFile: destination, finalPath: destination.path, options: fastOptions(),
+            url: server.url("/\(file)"), final: FileLocation(url: directory.appendingPathComponent(file)), options: fastOptions(),
             checksum: nil, engine: engine, destinationIsFresh: destinationIsFresh)
     }
 

@@ -66,14 +66,14 @@ final class SlotAndDiskHintTests: DownloadTestCase {
 
     private func freshJob(_ path: String, file: String) -> DownloadJob {
         DownloadJob(
-            url: server.url(path), to: directory.appendingPathComponent(file), checksum: nil, options: fastOptions(),
+            url: server.url(path), toPath: directory.appendingPathComponent(file).path, checksum: nil, options: fastOptions(),
             engine: engine, callbackQueue: .global(), destinationIsFresh: true)
     }
 
     func testAFreshDestinationDownloadsIntoAFolderItCreates() async throws {
         server.serve("/f.bin", Resource(.generated(size: 50_000, seed: 4)))
         let job = DownloadJob(
-            url: server.url("/f.bin"), to: directory.appendingPathComponent("new/folder/f.bin"), checksum: nil,
+            url: server.url("/f.bin"), toPath: directory.appendingPathComponent("new/folder/f.bin").path, checksum: nil,
             options: fastOptions(), engine: engine, callbackQueue: .global(), destinationIsFresh: true)
         let result = try await run(job).get()
         XCTAssertEqual(result.outcome, .downloaded)

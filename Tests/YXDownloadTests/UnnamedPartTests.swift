@@ -19,7 +19,7 @@ final class UnnamedPartTests: DownloadTestCase {
         -> DownloadJob
     {
         DownloadJob(
-            url: server.url(path), to: directory.appendingPathComponent(file), checksum: checksum,
+            url: server.url(path), toPath: directory.appendingPathComponent(file).path, checksum: checksum,
             options: options ?? fastOptions(), engine: engine, callbackQueue: .global(), destinationIsFresh: true)
     }
 
