@@ -56,6 +56,16 @@ static inline int yx_syncfs(int fd) {
 #endif
 }
 
+/// Flushes the data of the file open as `fd`, and what reading it needs (its size), but no other file:
+/// `fdatasync`.
+static inline int yx_sync_file_data(int fd) {
+#if defined(__linux__)
+    return fdatasync(fd);
+#else
+    return fsync(fd);
+#endif
+}
+
 /// Starts writing a range of `fd` to disk without waiting for it (Linux `sync_file_range` with
 /// `SYNC_FILE_RANGE_WRITE`), so that a later flush has little left to do. Does nothing elsewhere.
 static inline int yx_start_writeback(int fd, off_t offset, off_t length) {

@@ -11,6 +11,13 @@ import YXQueue
 /// next one, and one `syncfs` (one per file system) covers every file that waited: group commit,
 /// without a timer, so a lone file pays exactly one flush.
 ///
+/// A round of one file flushes that file alone (`fdatasync`). `syncfs` writes everything dirty on the
+/// file system: another program's writes, and the unfinished bytes of the downloads still running.
+/// With 512 MiB just written by `dd`, a lone 8 KiB file took 0.94–0.96 s to flush with `syncfs` and
+/// 1–10 ms with `fdatasync` (2026-11-27); so a download that ends alone no longer waits for the disk's
+/// other work. A round of several files still takes one `syncfs`: a flush of the disk's cache for each
+/// file would cost more (0.2–0.3 ms each here) than the group commit saves.
+///
 /// Each ``TransferEngine`` has one, for its downloads. Flushes run on a Dispatch queue, whose thread
 /// goes back to the pool when no flush waits.
 final class DiskSync: Sendable {
@@ -49,6 +56,11 @@ final class DiskSync: Sendable {
                 return round
             }
             if round.isEmpty { return }
+            if round.count == 1, let lone = round.first {
+                let flushed = yx_sync_file_data(lone.fd) == 0
+                DeliveryBatch.collecting { lone.done(flushed) }
+                continue
+            }
             var failedDevices = Set<UInt64>()
             var flushedDevices = Set<UInt64>()
             var deviceOf: [Int32: UInt64] = [:]

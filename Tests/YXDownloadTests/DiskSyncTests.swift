@@ -30,6 +30,24 @@ final class DiskSyncTests: XCTestCase {
         XCTAssertEqual(flushed.value, count)
     }
 
+    /// A round of one file flushes the file alone (`fdatasync`, not the whole file system).
+    func testALoneFileIsFlushedAndAnsweredOnce() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("disksync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fd = open(folder.appendingPathComponent("lone").path, O_RDWR | O_CREAT, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        XCTAssertEqual(write(fd, "lone", 4), 4)
+        let answered = expectation(description: "answer")
+        DiskSync().sync(fd) { ok in
+            XCTAssertTrue(ok)
+            answered.fulfill()
+        }
+        wait(for: [answered], timeout: 10)
+        XCTAssertEqual(lseek(fd, 0, SEEK_END), 4)
+    }
+
     func testABadDescriptorIsReportedNotFlushed() {
         let answered = expectation(description: "answer")
         let sync = DiskSync()
