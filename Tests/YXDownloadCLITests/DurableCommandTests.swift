@@ -549,7 +549,11 @@ final class DurableCommandTests: CLITestCase {
     /// a worker whose lease ran out would have stopped by then) gives the job back for a lease, uncounted,
     /// so that its slot serves other downloads, and skips the file once it is whole.
     func testAWorkerGivesBackAJobWhosePartAnotherProcessWritesForLong() async throws {
-        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 1)
+        // The plain run pauses 8 s after its first MiB, so that it still writes when the worker's wait
+        // has outlasted the lease, however slowly the worker starts: without the pause the run lasted 4 s,
+        // and under the thread sanitizer on a slow machine the worker started waiting too late for it
+        // (it found the file whole and skipped it).
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 1, pauseSeconds: 8)
         XCTAssertTrue(
             output.stderr.contains(
                 "\nagain out/movie.bin  out/movie.bin.part is still being written by another download of this file; given back "
@@ -590,12 +594,16 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertLessThan(try XCTUnwrap(job?.readyAt).timeIntervalSinceNow, 5, "given back for later instead of at once")
     }
 
-    /// Starts a plain run of a 3 MiB file at 768 KiB/s (about 4 s), queues the same download, and runs a
-    /// worker with `--lease` until the queue is empty; checks that the worker counted no failure and sent no
-    /// request, and skipped the file the run left whole.
-    private func workWhileAPlainRunWritesThePart(lease: Int) async throws -> (CommandOutput, String) {
+    /// Starts a plain run of a 3 MiB file at 768 KiB/s (about 4 s, and `pauseSeconds` more after its first
+    /// MiB), queues the same download, and runs a worker with `--lease` until the queue is empty; checks
+    /// that the worker counted no failure and sent no request, and skipped the file the run left whole.
+    private func workWhileAPlainRunWritesThePart(lease: Int, pauseSeconds: Double = 0) async throws -> (CommandOutput, String) {
         let size: Int64 = 3 << 20
-        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 768 * 1024)
+        server.serve(
+            "/movie.bin",
+            Resource(
+                .generated(size: size, seed: 21), etag: "\"21\"", bytesPerSecond: 768 * 1024,
+                failures: pauseSeconds > 0 ? [.stall(afterBytes: 1 << 20, seconds: pauseSeconds)] : []))
         let url = server.url("/movie.bin").absoluteString
         let run = try RunningCommand([url, "-d", "out"], in: work)
         try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 100_000 }
