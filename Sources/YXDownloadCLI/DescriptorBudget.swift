@@ -63,6 +63,18 @@ package struct DescriptorBudget {
         return max(1, min(jobs, available / perJob))
     }
 
+    /// How many more one-stream downloads may wait for the disk beyond `jobs`, each with its
+    /// `.part` open, having given their transfer slot to the next download: up to 3 per slot (at most
+    /// 192), within the descriptors `jobs` downloads leave free, keeping `jobs` more for the downloads
+    /// waiting for a slot, which may reach that stage too.
+    package func finalizing(_ jobs: Int, connections: Int) -> Int {
+        let wanted = min(3 * jobs, 192)
+        guard let limit else { return wanted }
+        let perJob = 1 + Self.perConnection * max(1, connections)
+        let spare = limit - inUse - Self.reserve - jobs * perJob - jobs
+        return max(0, min(wanted, spare))
+    }
+
     /// ``jobs(_:connections:)`` for a command: says on standard error when fewer than `jobs` fit.
     package func jobs(_ jobs: Int, connections: Int, console: Console) -> Int {
         let fitting = self.jobs(jobs, connections: connections)

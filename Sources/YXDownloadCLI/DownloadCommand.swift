@@ -52,19 +52,21 @@ struct DownloadCommand: ParsableCommand {
     @OptionGroup var arguments: DownloadArguments
 
     /// How many downloads are submitted to the dispatcher at once: `-j`, and with one connection per
-    /// file as many again (at most 64 more), waiting in the transfer queue.
+    /// file as many again (at most 64 more), waiting in the transfer queue, plus `finalizing`.
     ///
     /// A download waiting there starts on the thread that ended the previous one, at once, instead of
     /// after a hand-off to the run's queue (about a millisecond between requests, issue 14). That keeps
-    /// "`-j N` downloads at once" only because, with `-x 1`, a download is one operation on the transfer
-    /// queue, whose limit is `N`, holding its slot from its first request to its final name, retries
-    /// included (``DownloadOptions/keepsSlotWhileWaiting``). With `-x` above 1 a download is a probe,
-    /// parts and a finalize step that take and give back slots of their own, so the queues cannot
-    /// count downloads: the window is `-j` itself. (One exception with `-x 1`: a `.part` that an earlier
-    /// run fetched with several connections resumes as several parts, which a waiting download may
-    /// overtake.)
-    static func window(jobs: Int, connections: Int) -> Int {
-        connections == 1 ? jobs + min(jobs, 64) : jobs
+    /// "`-j N` downloads at once" because, with `-x 1`, a download transfers in one operation on the
+    /// transfer queue, whose limit is `N`, holding its slot from its first request to its last byte,
+    /// retries included (``DownloadOptions/keepsSlotWhileWaiting``). A download whose file must then be
+    /// flushed to disk (the default) gives its slot to the next one meanwhile:
+    /// `finalizing` more (``DescriptorBudget/finalizing(_:connections:)``) keep the transfers going while
+    /// files wait for the disk. With `-x` above 1 a download is a probe, parts and a finalize step that
+    /// take and give back slots of their own, so the queues cannot count downloads: the window is `-j`
+    /// itself. (One exception with `-x 1`: a `.part` that an earlier run fetched with several
+    /// connections resumes as several parts, which a waiting download may overtake.)
+    static func window(jobs: Int, connections: Int, finalizing: Int = 0) -> Int {
+        connections == 1 ? jobs + min(jobs, 64) + finalizing : jobs
     }
 
     /// Runs the command; returns the exit status.
@@ -76,9 +78,11 @@ struct DownloadCommand: ParsableCommand {
             return ExitStatus.usage
         }
         guard let directory = OutputDirectory.create(arguments.dir, console: console) else { return ExitStatus.usage }
-        let fitting = DescriptorBudget.current.jobs(arguments.jobs, connections: arguments.connections, console: console)
-        let window = Self.window(jobs: fitting, connections: arguments.connections)
+        let budget = DescriptorBudget.current
+        let fitting = budget.jobs(arguments.jobs, connections: arguments.connections, console: console)
         var options = arguments.downloadOptions
+        let finalizing = options.syncBeforeRename ? budget.finalizing(fitting, connections: arguments.connections) : 0
+        let window = Self.window(jobs: fitting, connections: arguments.connections, finalizing: finalizing)
         options.keepsSlotWhileWaiting = window > fitting
 
         let screen = !arguments.json && !arguments.quiet && console.isTerminal ? TerminalScreen(console: console) : nil

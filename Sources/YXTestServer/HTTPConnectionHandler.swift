@@ -70,7 +70,14 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     private var origin = "http://127.0.0.1"
     private var partialHead: HTTPRequestHead?
     private var queued = CircularBuffer<HTTPRequestHead>()
-    private var isResponding = false
+    private var isResponding = false {
+        didSet {
+            // Counted for ``TestHTTPServer/mostResponsesAtOnce``.
+            guard isResponding != oldValue else { return }
+            let responding = isResponding
+            self.state.withLockedValue { $0.responseStarted(responding) }
+        }
+    }
     private var isClosed = false
     private var isInputClosed = false
     private var streaming: Streaming?
@@ -125,6 +132,7 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         self.isClosed = true
+        self.isResponding = false
         self.queued.removeAll()
         if case .task(let scheduled) = self.streaming?.wait {
             scheduled?.cancel()

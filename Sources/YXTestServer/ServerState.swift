@@ -38,6 +38,9 @@ struct ServerState: Sendable {
 
     /// Connections accepted since the start or the last reset.
     var connectionCount = 0
+    /// Responses being sent now, and the most at once since the start or the last reset.
+    var responsesNow = 0
+    var mostResponsesAtOnce = 0
 
     /// Connections accepted since the start, never reset: numbers connections.
     var connectionSerial = 0
@@ -72,5 +75,11 @@ struct ServerState: Sendable {
         self.connectionSerial += 1
         self.openConnections[ObjectIdentifier(channel)] = channel
         return self.connectionSerial
+    }
+
+    /// A response began (`true`) or ended, however it ended.
+    mutating func responseStarted(_ started: Bool) {
+        responsesNow += started ? 1 : -1
+        mostResponsesAtOnce = max(mostResponsesAtOnce, responsesNow)
     }
 }

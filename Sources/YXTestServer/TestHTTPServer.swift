@@ -206,7 +206,15 @@ public final class TestHTTPServer: Sendable {
         self.state.withLockedValue { $0.connectionCount }
     }
 
-    /// Forgets the recorded requests and sets ``requestCount`` and ``connectionCount`` to zero.
+    /// The most responses the server was sending at one time (from the request's head to the last byte
+    /// of the body, or the connection's end), since the start or the last ``resetCounters()``: how many
+    /// transfers a client ran at once, when the responses take long enough to overlap (a paced body).
+    public var mostResponsesAtOnce: Int {
+        self.state.withLockedValue { $0.mostResponsesAtOnce }
+    }
+
+    /// Forgets the recorded requests and sets ``requestCount``, ``connectionCount`` and
+    /// ``mostResponsesAtOnce`` to zero (responses under way still count).
     ///
     /// Routes, their remaining failures and their version counters are left as they are, and so are
     /// open connections. ``RecordedRequest/connection`` numbers keep increasing.
@@ -214,6 +222,7 @@ public final class TestHTTPServer: Sendable {
         self.state.withLockedValue { state in
             state.recorded.removeAll()
             state.connectionCount = 0
+            state.mostResponsesAtOnce = state.responsesNow
         }
     }
 }

@@ -2,9 +2,11 @@ import Foundation
 import XCTest
 import YXTestServer
 
-/// `-j N`: at most N downloads at once, from the start of a download (its first step) to its end, even
-/// though more are submitted than run (they wait in the transfer queue, to start on the thread that
-/// ends the last one) and a download may wait to retry.
+/// `-j N`: at most N downloads transfer at once, from a download's first request to its last byte,
+/// retry waits included, even though more are submitted than run (they wait in the transfer queue, to
+/// start on the thread that ends the last one). By default a download whose bytes are in then gives its
+/// place to the next one while its file is flushed to disk and renamed; with `--no-sync` (nothing to
+/// wait for) it ends in its place, so at most N are under way from their start to their end.
 final class ConcurrencyLimitTests: CLITestCase {
     /// The JSON events, and the largest number of downloads between their `start` and their end.
     private func events(_ output: CommandOutput) throws -> (kinds: [String], mostAtOnce: Int) {
@@ -23,14 +25,30 @@ final class ConcurrencyLimitTests: CLITestCase {
         return (kinds, most)
     }
 
-    func testAtMostJDownloadsRunAtOnce() async throws {
+    /// Paced responses (0.15 s each) overlap whenever transfers do: the server saw at most 3 at once.
+    func testAtMostJDownloadsTransferAtOnce() async throws {
         for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 400_000) }
         try writeList((0..<8).map { "\(server.url("/s\($0).bin"))\n" }.joined())
         let output = try await yxdownload("urls.txt", "-j", "3", "--json")
         XCTAssertEqual(output.status, 0, output.stderr)
         let (kinds, most) = try events(output)
         XCTAssertEqual(kinds.filter { $0 == "finish" }.count, 8)
+        XCTAssertEqual(server.mostResponsesAtOnce, 3, "never more than -j 3 transfers, and -j 3 were used")
+        // Downloads flushing to disk after their transfer: at most 3 per transfer slot.
+        XCTAssertLessThanOrEqual(most, 3 + 9, "\(kinds)")
+        for index in 0..<8 { XCTAssertTrue(holdsGenerated("s\(index).bin", size: 60_000, seed: UInt64(index))) }
+    }
+
+    /// With `--no-sync` a download ends where it transferred: never more than -j between start and end.
+    func testWithoutTheFlushAtMostJDownloadsRunFromStartToEnd() async throws {
+        for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 400_000) }
+        try writeList((0..<8).map { "\(server.url("/s\($0).bin"))\n" }.joined())
+        let output = try await yxdownload("urls.txt", "-j", "3", "--json", "--no-sync")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        let (kinds, most) = try events(output)
+        XCTAssertEqual(kinds.filter { $0 == "finish" }.count, 8)
         XCTAssertEqual(most, 3, "never more than -j 3, and -j 3 was used: \(kinds)")
+        XCTAssertEqual(server.mostResponsesAtOnce, 3)
     }
 
     /// A download that must wait before its retry keeps its place: the next one does not start meanwhile.
@@ -40,9 +58,11 @@ final class ConcurrencyLimitTests: CLITestCase {
         try writeList("\(server.url("/flaky.bin"))\n" + (0..<3).map { "\(server.url("/n\($0).bin"))\n" }.joined())
         let output = try await yxdownload("urls.txt", "-j", "1", "--json", "--retry-wait", "0.2")
         XCTAssertEqual(output.status, 0, output.stderr)
-        let (kinds, most) = try events(output)
-        XCTAssertEqual(kinds, ["start", "finish", "start", "finish", "start", "finish", "start", "finish", "summary"])
-        XCTAssertEqual(most, 1)
+        let (kinds, _) = try events(output)
+        XCTAssertEqual(kinds.filter { $0 == "start" }.count, 4, "\(kinds)")
+        XCTAssertEqual(kinds.filter { $0 == "finish" }.count, 4, "\(kinds)")
+        XCTAssertEqual(kinds.last, "summary")
+        XCTAssertEqual(server.mostResponsesAtOnce, 1)
         let flaky = server.requests(to: "/flaky.bin").map(\.receivedAt)
         let next = try XCTUnwrap(server.requests(to: "/n0.bin").first?.receivedAt)
         XCTAssertEqual(flaky.count, 3)

@@ -182,4 +182,22 @@ final class FaultTests: CLITestCase {
             XCTAssertTrue(holdsGenerated("out/f\(index)", size: size, seed: UInt64(100 + index)), "f\(index) is whole")
         }
     }
+
+    /// By default, downloads whose bytes are in wait for the disk with their `.part` open, beyond the
+    /// `-j` that transfer: with few descriptors, their number is sized to what is left, and every file of
+    /// a long list of small ones arrives whole, with no "Too many open files".
+    func testFilesWaitingForTheDiskStayWithinFewFileDescriptors() async throws {
+        let count = 300
+        for index in 0..<count { serveGenerated("/s\(index)", size: 3_000, seed: UInt64(400 + index)) }
+        try writeList((0..<count).map { "\(server.url("/s\($0)"))" }.joined(separator: "\n") + "\n")
+        let command = try RunningCommand(["urls.txt", "-d", "out", "-j", "50"], in: work, setup: "ulimit -n 96")
+        let finished = await command.wait(timeout: 180)
+        let output = try XCTUnwrap(finished, "yxdownload hung with 96 descriptors")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertFalse(output.stderr.contains("Too many open files"), output.stderr)
+        XCTAssertEqual(files(in: "out").count, count)
+        for index in 0..<count {
+            XCTAssertTrue(holdsGenerated("out/s\(index)", size: 3_000, seed: UInt64(400 + index)), "s\(index) is whole")
+        }
+    }
 }

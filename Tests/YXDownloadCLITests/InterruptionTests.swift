@@ -102,7 +102,8 @@ final class InterruptionTests: CLITestCase {
         try writeList((downloads + kept).map { "\(server.url("/\($0)"))" }.joined(separator: "\n") + "\n")
         // -j 1: the slow download holds the only slot, the next one waits for it (the run keeps one
         // waiting), and the run waits for room to add the third, having read the list's first 64 KiB.
-        let command = try RunningCommand(["urls.txt", "-j", "1", "--json"], in: work)
+        // (`--no-sync`: by default the run keeps room for a few more, whose files are flushed to disk.)
+        let command = try RunningCommand(["urls.txt", "-j", "1", "--json", "--no-sync"], in: work)
         try await waitUntil("the first download to be under way") { fileSize("slow.bin.part") > 0 }
         let handle = try FileHandle(forWritingTo: work.appendingPathComponent("urls.txt"))
         try handle.truncate(atOffset: 100_000)

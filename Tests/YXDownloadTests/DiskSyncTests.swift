@@ -48,6 +48,29 @@ final class DiskSyncTests: XCTestCase {
         XCTAssertEqual(lseek(fd, 0, SEEK_END), 4)
     }
 
+    /// Waiters are called back on a queue of their own, not on the flushing one: their renames and job
+    /// ends never hold up the next flush.
+    func testWaitersAreCalledBackOffTheFlushingQueue() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("disksync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fds: [Int32] = (0..<3).map { open(folder.appendingPathComponent("f\($0)").path, O_RDWR | O_CREAT, 0o644) }
+        defer { fds.forEach { close($0) } }
+        let answers = fds.map { _ in expectation(description: "answer") }
+        let labels = LockedLabels()
+        let sync = DiskSync()
+        for (index, fd) in fds.enumerated() {
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            sync.sync(fd) { ok in
+                XCTAssertTrue(ok)
+                labels.add(DispatchQueue.getSpecific(key: DiskSync.completionQueueKey) == true ? "completions" : "elsewhere")
+                answers[index].fulfill()
+            }
+        }
+        wait(for: answers, timeout: 10)
+        XCTAssertEqual(labels.all, Array(repeating: "completions", count: 3))
+    }
+
     func testABadDescriptorIsReportedNotFlushed() {
         let answered = expectation(description: "answer")
         let sync = DiskSync()
@@ -65,4 +88,12 @@ private final class LockedCounter: @unchecked Sendable {
     private var count = 0
     var value: Int { lock.withLock { count } }
     func increment() { lock.withLock { count += 1 } }
+}
+
+/// Where callbacks ran, seen from several threads.
+private final class LockedLabels: @unchecked Sendable {
+    private let lock = NSLock()
+    private var labels: [String] = []
+    var all: [String] { lock.withLock { labels } }
+    func add(_ label: String) { lock.withLock { labels.append(label) } }
 }

@@ -36,7 +36,9 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         XCTAssertEqual(files(), ["one.bin"], "no .part and no sidecar left")
     }
 
-    func testADigestOrAFlushIsStillOneOperationForOneStream() async throws {
+    /// A digest is computed in the one step (off the transfer thread); a flush to disk follows one
+    /// stream in a step of its own, on the finalize queue, so that the transfer slot is free meanwhile.
+    func testADigestIsOneOperationAndAFlushGetsAFinalizeStep() async throws {
         server.serve("/two.bin", Resource(.generated(size: 50_000, seed: 32)))
         var withDigest = quickOptions()
         withDigest.computeSHA256 = true
@@ -47,44 +49,63 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         var withFlush = quickOptions()
         withFlush.syncBeforeRename = true
         let (flushed, second) = await runCounting(makeJob("/two.bin", file: "b.bin", options: withFlush))
-        XCTAssertEqual(second, ["ProbeOperation"])
+        XCTAssertEqual(second, ["ProbeOperation", "FinalizeOperation"])
         XCTAssertEqual(try flushed.get().outcome, .downloaded)
+        XCTAssertEqual(try flushed.get().bytes, 50_000)
 
         let checksum = try XCTUnwrap(Checksum(algorithm: .sha256, hex: GeneratedContent.sha256(size: 50_000, seed: 32)))
         let (checked, third) = await runCounting(makeJob("/two.bin", file: "c.bin", checksum: checksum, options: quickOptions()))
         XCTAssertEqual(third, ["ProbeOperation"])
         XCTAssertEqual(try checked.get().outcome, .downloaded)
+        XCTAssertEqual(server.requests(to: "/two.bin").count, 3, "one request each")
+
+        var both = withFlush
+        both.computeSHA256 = true
+        let (flushedAndDigested, fourth) = await runCounting(makeJob("/two.bin", file: "e.bin", options: both))
+        XCTAssertEqual(fourth, ["ProbeOperation", "FinalizeOperation"], "the finalize step computes the digest off the transfer thread")
+        XCTAssertEqual(try flushedAndDigested.get().sha256, GeneratedContent.sha256(size: 50_000, seed: 32))
 
         // A wrong checksum still deletes the .part and fails.
         let wrong = try XCTUnwrap(Checksum(algorithm: .sha256, hex: String(repeating: "0", count: 64)))
         let mismatch = downloadError(await run(makeJob("/two.bin", file: "d.bin", checksum: wrong, options: quickOptions())))
         XCTAssertEqual(mismatch?.kind, .checksumMismatch)
-        XCTAssertEqual(files(), ["a.bin", "b.bin", "c.bin"])
+        XCTAssertEqual(files(), ["a.bin", "b.bin", "c.bin", "e.bin"])
     }
 
-    /// One stream holds its transfer slot from its first request to its final name (the flush before
-    /// the rename included): with one slot, the next download's request comes after the rename.
-    func testAOneStreamDownloadHoldsItsSlotUntilItsFinalName() async throws {
-        limitTransfers(1)
-        server.serve("/first.bin", Resource(.generated(size: 8 << 20, seed: 36)))  // its digest takes a while
+    /// A one-stream download that must be flushed before its rename gives its transfer slot to the next
+    /// download once its bytes are in: with one transfer slot, and the finalize queue held by another
+    /// job, the second download is fetched while the first one waits to be finalized.
+    func testAOneStreamDownloadGivesItsSlotAwayOnceItsBytesAreIn() async throws {
+        dispatcher.setLimit(1, for: DownloadQueue.probe)
+        dispatcher.setLimit(1, for: DownloadQueue.transfer)
+        dispatcher.setLimit(1, for: DownloadQueue.finalize)
+        server.serve("/first.bin", Resource(.generated(size: 300_000, seed: 36)))
         server.serve("/second.bin", Resource(.generated(size: 1_000, seed: 37)))
+        let release = DispatchSemaphore(value: 0)
+        let holder = dispatcher.start(HoldAQueue(queue: DownloadQueue.finalize, release: release))
+        try await waitUntil("the finalize slot is held") { dispatcher.load(of: DownloadQueue.finalize).running == 1 }
         var options = quickOptions()
         options.syncBeforeRename = true
-        options.computeSHA256 = true
         let first = makeJob("/first.bin", options: options)
         let second = makeJob("/second.bin", options: options)
-        let renamedBeforeSecond = LockedFlag()
-        let token = second.observe { [directory] _, event in
-            if case .started = event {
-                renamedBeforeSecond.set(FileManager.default.fileExists(atPath: directory!.appendingPathComponent("first.bin").path))
-            }
-        }
         first.start(on: dispatcher)
+        try await waitUntil("the first download's bytes are in") {
+            dispatcher.load(of: DownloadQueue.finalize).waiting == 1
+        }
         second.start(on: dispatcher)
-        _ = try await first.run(on: dispatcher)
-        _ = try await second.value
-        token.invalidate()
-        XCTAssertTrue(renamedBeforeSecond.value, "the second download began after the first one's rename")
+        try await waitUntil("the second download is fetched too") {
+            dispatcher.load(of: DownloadQueue.finalize).waiting == 2
+        }
+        XCTAssertEqual(server.requests(to: "/second.bin").count, 1)
+        XCTAssertEqual(first.state, .executing, "the first download is not finished: it waits to be flushed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("first.bin").path))
+        release.signal()
+        _ = try await holder.value
+        let firstResult = try await first.value
+        let secondResult = try await second.value
+        XCTAssertEqual(try sha256(of: try XCTUnwrap(firstResult as? DownloadResult).file), GeneratedContent.sha256(size: 300_000, seed: 36))
+        XCTAssertEqual(try sha256(of: try XCTUnwrap(secondResult as? DownloadResult).file), GeneratedContent.sha256(size: 1_000, seed: 37))
+        XCTAssertEqual(files(), ["first.bin", "second.bin"], "no .part left")
     }
 
     func testSegmentedDownloadsStillGetPartsAndAFinalizeStep() async throws {
@@ -149,4 +170,17 @@ final class LockedFlag: Sendable {
     private let state = Locked(false)
     func set(_ value: Bool = true) { state.withLock { $0 = value } }
     var value: Bool { state.withLock { $0 } }
+}
+
+/// A job that holds a slot of `queue` until `release` is signaled.
+private struct HoldAQueue: JobDefinition {
+    let queue: String
+    let release: DispatchSemaphore
+
+    var work: JobWork<Int> {
+        .run(on: queue) { [release] _ in
+            release.wait()
+            return 0
+        }
+    }
 }
