@@ -43,8 +43,8 @@ public struct DownloadOptions: Sendable, Equatable {
     ///
     /// Off (the default): it gives the slot to another download and queues again after the wait, so
     /// downloads that wait never hold others up. On: a one-stream download holds one slot from its first
-    /// request to its final name, so a transfer limit of N means at most N such downloads under way, as
-    /// `yxdownload -j N` promises.
+    /// request to its last byte (to its final name when ``syncBeforeRename`` is off), so a transfer limit
+    /// of N means at most N such downloads transferring, as `yxdownload -j N` promises.
     public var keepsSlotWhileWaiting = false
     /// Files smaller than this are never split into segments.
     public var minimumSegmentSize: Int64 = 1 << 20

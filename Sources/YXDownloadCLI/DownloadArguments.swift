@@ -8,7 +8,7 @@ import YXQueue
 struct DownloadArguments: ParsableArguments {
     @OptionGroup var source: SourceOptions
 
-    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
+    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads transferring at the same time.", valueName: "N"))
     var jobs = 5
 
     @Option(

@@ -83,7 +83,7 @@ final class HelpAndCompletionTests: CLITestCase {
         for needed in [
             ".It Fl j , Fl -jobs Ar N", ".It Fl i , Fl -input-file Ar LIST", ".It Fl x , Fl -connections Ar N",
             ".It Fl v , Fl -verbose",
-            "Downloads at the same time. (default: 5)", ".Sh EXIT STATUS", ".It 130", ".Bd -literal -offset indent",
+            "Downloads transferring at the same time. (default: 5)", ".Sh EXIT STATUS", ".It 130", ".Bd -literal -offset indent",
             "  checksum=sha-256=HEX  also md5=, sha-1=, sha-512=",
         ] {
             XCTAssertTrue(text.contains(needed), "the page lacks \(needed)")

@@ -47,6 +47,36 @@ final class TestHTTPServerConnectionTests: XCTestCase {
         }
     }
 
+    /// Responses that overlap are counted together: a paced one still under way while another connection
+    /// is answered makes two; one after another on a connection, one.
+    func testTheMostResponsesAtOnceAreCounted() async throws {
+        try await withServer { server in
+            var slow = Resource(.generated(size: 100_000, seed: 2))
+            slow.bytesPerSecond = 1_000  // 100 s: still under way while the other request is answered
+            server.serve("/slow", slow)
+            server.serve("/quick", Resource(.bytes(Data("quick".utf8))))
+            XCTAssertEqual(server.mostResponsesAtOnce, 0)
+            var first: RawHTTPConnection? = try RawHTTPConnection(port: server.port)
+            try first?.sendRequest("GET", "/slow")
+            XCTAssertEqual(try first?.readHead().status, 200)
+            let second = try RawHTTPConnection(port: server.port)
+            XCTAssertEqual(try second.request("/quick").body, Data("quick".utf8))
+            XCTAssertEqual(server.mostResponsesAtOnce, 2)
+
+            first = nil  // closes the connection: its response ends there
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                server.resetCounters()
+                if server.mostResponsesAtOnce == 0 { break }
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
+            XCTAssertEqual(server.mostResponsesAtOnce, 0, "no response is under way after the reset")
+            _ = try second.request("/quick")
+            _ = try second.request("/quick")
+            XCTAssertEqual(server.mostResponsesAtOnce, 1)
+        }
+    }
+
     func testPipelinedRequestsAreAnsweredInOrder() async throws {
         try await withServer { server in
             server.serve("/one", Resource(.bytes(Data("one".utf8))))
