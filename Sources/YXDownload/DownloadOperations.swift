@@ -11,8 +11,8 @@ import YXQueue
 /// rename, it finalizes the file too (a digest, if one is needed, on a pool thread), so the download is
 /// one operation. With the flush (the default) a ``FinalizeOperation`` follows it, and the transfer slot
 /// goes to the next download as soon as the last byte is written: a download that waited for the disk
-/// in its slot held up every transfer behind it (2,000 files of 8 KiB with 16 slots by default: 0.57 s with the slot
-/// held, 0.40 s without, where `--no-sync` took 0.28 s; 2026-11-28).
+/// in its slot held up every transfer behind it (2,000 files of 8 KiB with 16 slots, by default: 0.57 s
+/// with the slot held, 0.40 s without, where `--no-sync` took 0.28 s; 2026-11-28).
 final class ProbeOperation: TransferOperation, @unchecked Sendable {
     /// A probe that continues one that had to wait: the disk was looked at already, only the network
     /// probe is left.
