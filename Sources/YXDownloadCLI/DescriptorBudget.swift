@@ -59,8 +59,7 @@ package struct DescriptorBudget {
     package func jobs(_ jobs: Int, connections: Int) -> Int {
         guard let limit else { return jobs }
         let available = limit - inUse - Self.reserve
-        let perJob = 1 + Self.perConnection * max(1, connections)
-        return max(1, min(jobs, available / perJob))
+        return max(1, min(jobs, available / Self.perJob(connections: connections)))
     }
 
     /// How many more one-stream downloads may wait for the disk beyond `jobs`, each with its
@@ -70,9 +69,13 @@ package struct DescriptorBudget {
     package func finalizing(_ jobs: Int, connections: Int) -> Int {
         let wanted = min(3 * jobs, 192)
         guard let limit else { return wanted }
-        let perJob = 1 + Self.perConnection * max(1, connections)
-        let spare = limit - inUse - Self.reserve - jobs * perJob - jobs
+        let spare = limit - inUse - Self.reserve - jobs * Self.perJob(connections: connections) - jobs
         return max(0, min(wanted, spare))
+    }
+
+    /// Descriptors one download may hold: its `.part` and its connections'.
+    private static func perJob(connections: Int) -> Int {
+        1 + perConnection * max(1, connections)
     }
 
     /// ``jobs(_:connections:)`` for a command: says on standard error when fewer than `jobs` fit.

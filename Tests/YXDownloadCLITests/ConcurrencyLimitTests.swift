@@ -25,10 +25,15 @@ final class ConcurrencyLimitTests: CLITestCase {
         return (kinds, most)
     }
 
-    /// Paced responses (0.15 s each) overlap whenever transfers do: the server saw at most 3 at once.
-    func testAtMostJDownloadsTransferAtOnce() async throws {
+    /// Eight files of 60,000 bytes, each sent in 0.15 s, listed in `urls.txt`.
+    private func serveEightPacedFiles() throws {
         for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 400_000) }
         try writeList((0..<8).map { "\(server.url("/s\($0).bin"))\n" }.joined())
+    }
+
+    /// Paced responses (0.15 s each) overlap whenever transfers do: the server saw at most 3 at once.
+    func testAtMostJDownloadsTransferAtOnce() async throws {
+        try serveEightPacedFiles()
         let output = try await yxdownload("urls.txt", "-j", "3", "--json")
         XCTAssertEqual(output.status, 0, output.stderr)
         let (kinds, most) = try events(output)
@@ -41,8 +46,7 @@ final class ConcurrencyLimitTests: CLITestCase {
 
     /// With `--no-sync` a download ends where it transferred: never more than -j between start and end.
     func testWithoutTheFlushAtMostJDownloadsRunFromStartToEnd() async throws {
-        for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 400_000) }
-        try writeList((0..<8).map { "\(server.url("/s\($0).bin"))\n" }.joined())
+        try serveEightPacedFiles()
         let output = try await yxdownload("urls.txt", "-j", "3", "--json", "--no-sync")
         XCTAssertEqual(output.status, 0, output.stderr)
         let (kinds, most) = try events(output)

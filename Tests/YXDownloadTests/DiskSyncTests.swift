@@ -57,18 +57,18 @@ final class DiskSyncTests: XCTestCase {
         let fds: [Int32] = (0..<3).map { open(folder.appendingPathComponent("f\($0)").path, O_RDWR | O_CREAT, 0o644) }
         defer { fds.forEach { close($0) } }
         let answers = fds.map { _ in expectation(description: "answer") }
-        let labels = LockedLabels()
+        let onCompletionQueue = LockedCounter()
         let sync = DiskSync()
         for (index, fd) in fds.enumerated() {
             XCTAssertGreaterThanOrEqual(fd, 0)
             sync.sync(fd) { ok in
                 XCTAssertTrue(ok)
-                labels.add(DispatchQueue.getSpecific(key: DiskSync.completionQueueKey) == true ? "completions" : "elsewhere")
+                if DispatchQueue.getSpecific(key: DiskSync.completionQueueKey) == true { onCompletionQueue.increment() }
                 answers[index].fulfill()
             }
         }
         wait(for: answers, timeout: 10)
-        XCTAssertEqual(labels.all, Array(repeating: "completions", count: 3))
+        XCTAssertEqual(onCompletionQueue.value, 3, "every waiter was called back on the completion queue")
     }
 
     func testABadDescriptorIsReportedNotFlushed() {
@@ -88,12 +88,4 @@ private final class LockedCounter: @unchecked Sendable {
     private var count = 0
     var value: Int { lock.withLock { count } }
     func increment() { lock.withLock { count += 1 } }
-}
-
-/// Where callbacks ran, seen from several threads.
-private final class LockedLabels: @unchecked Sendable {
-    private let lock = NSLock()
-    private var labels: [String] = []
-    var all: [String] { lock.withLock { labels } }
-    func add(_ label: String) { lock.withLock { labels.append(label) } }
 }

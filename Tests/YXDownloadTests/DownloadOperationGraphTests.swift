@@ -165,13 +165,6 @@ final class DownloadOperationGraphTests: DownloadTestCase {
     }
 }
 
-/// A flag set from any thread.
-final class LockedFlag: Sendable {
-    private let state = Locked(false)
-    func set(_ value: Bool = true) { state.withLock { $0 = value } }
-    var value: Bool { state.withLock { $0 } }
-}
-
 /// A job that holds a slot of `queue` until `release` is signaled.
 private struct HoldAQueue: JobDefinition {
     let queue: String
