@@ -43,13 +43,23 @@ package final class TerminalReporter: RunReporter {
         let width = max(20, min(screen.columns - 1, Self.widest))
         var live: [String] = []
         let limit = max(0, min(Self.maximumBars, screen.rows - 3))
-        for download in active.prefix(limit) {
+        // Bars for the downloads that transfer first: those that only wait for the disk are at 100 %.
+        let saving = active.filter { ProgressLine.isSaving($0.progress) }
+        let transferring = active.filter { !ProgressLine.isSaving($0.progress) }
+        for download in (transferring + saving).prefix(limit) {
             live.append(ProgressLine.download(download, width: width))
         }
-        if active.count > limit { live.append("… and \(active.count - limit) more running") }
+        if active.count > limit {
+            let hiddenSaving = min(saving.count, active.count - limit)
+            let hiddenRunning = active.count - limit - hiddenSaving
+            let counts = [(hiddenRunning, "running"), (hiddenSaving, "saving")].filter { $0.0 > 0 }
+            live.append("… and " + counts.map { "\($0.0) more \($0.1)" }.joined(separator: ", "))
+        }
         let bytesNow = totals.bytes + active.reduce(0) { $0 + max(0, $1.progress.bytesReceived) }
         let speed = active.reduce(0) { $0 + $1.progress.bytesPerSecond }
-        live.append(ProgressLine.overall(totals, running: active.count, bytesNow: bytesNow, speed: speed, width: width))
+        live.append(
+            ProgressLine.overall(
+                totals, running: transferring.count, saving: saving.count, bytesNow: bytesNow, speed: speed, width: width))
         screen.draw(live)
     }
 

@@ -103,6 +103,32 @@ final class ProgressRendererTests: XCTestCase {
         XCTAssertTrue(terminal.err.hasPrefix("yxdownload: 1 done, 0 skipped, 0 failed; 0 B in "), terminal.err)
     }
 
+    /// `-j` bounds the downloads that transfer: one whose bytes are all in and that waits for the disk is
+    /// "saving", not "running", and its bar comes after those of the downloads still transferring.
+    func testDownloadsWaitingForTheDiskCountAsSavingAndTheirBarsComeLast() {
+        let terminal = FakeTerminal()
+        let (reporter, _) = terminal.reporter(columns: 120, rows: 5)
+        reporter.tick(
+            active: [
+                active("whole.bin", bytes: 100, total: 100, speed: 50), active("half.bin", bytes: 50, total: 100, speed: 50),
+                active("stream.bin", bytes: 70, total: nil, speed: 10), active("empty.bin", bytes: 0, total: 0, speed: 0),
+            ],
+            totals: RunTotals(listed: 9))
+        let lines = terminal.out.components(separatedBy: "\n").map { $0.replacingOccurrences(of: "\u{1B}[2K", with: "") }
+        XCTAssertTrue(
+            lines.contains { $0.hasSuffix("elapsed 0:00  2 running, 2 saving, 0 done, 0 skipped, 0 failed") },
+            "a length not known yet is still running: \(lines)")
+        let bars = lines.filter { $0.contains(".bin") }
+        XCTAssertEqual(bars.count, 2, "5 rows leave room for two bars: \(lines)")
+        XCTAssertTrue(bars[0].contains("half.bin") && bars[1].contains("stream.bin"), "the transferring ones first: \(bars)")
+        XCTAssertTrue(lines.contains("… and 2 more saving"), "\(lines)")
+
+        // None saving: the line is as before.
+        XCTAssertEqual(
+            ProgressLine.overall(RunTotals(listed: 2), running: 1, bytesNow: 0, speed: 0, width: 120),
+            "[0/2] 0 B  0 B/s  elapsed 0:00  1 running, 0 done, 0 skipped, 0 failed")
+    }
+
     /// A line for standard error (a failure, a -v log line) while bars show: printed above the bars, which
     /// are drawn again below it, in one write; straight to standard error when that is not the terminal.
     func testLinesForStandardErrorGoAboveTheBars() {
