@@ -32,7 +32,8 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
         let session = DownloadSession(
             url: job.url, final: job.location, options: job.options,
             checksum: job.checksum, engine: job.engine,
-            destinationIsFresh: job.destinationIsFresh && current.withLock { $0 == nil })  // first attempt only
+            destinationIsFresh: job.destinationIsFresh && current.withLock { $0 == nil },  // first attempt only
+            onSaving: job.onSaving)
         // With one connection the probe usually fetches the whole file itself: it then runs under the
         // transfer limit, like a part.
         let probe = ProbeOperation(

@@ -142,6 +142,7 @@ extension DownloadSession {
             if isCanceled() { return canceledBeforeTheRename(done) }
             return done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
+        onSaving?()
         engine.diskSync.sync(fd) { [self] flushed in
             guard flushed else {
                 return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))

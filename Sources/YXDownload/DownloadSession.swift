@@ -90,6 +90,8 @@ final class DownloadSession: @unchecked Sendable {
 
     /// Whether this session belongs to no download (see ``detached()``).
     let isDetached: Bool
+    /// The job's ``DownloadJob/onSaving``: called by ``finalize(isCanceled:_:)`` before the flush.
+    let onSaving: (@Sendable () -> Void)?
     /// Whether the maker of the download knew that the final file, the `.part` and the sidecar were
     /// absent: ``prepare()`` then creates the `.part` exclusively instead of looking for them.
     let destinationIsFresh: Bool
@@ -104,7 +106,8 @@ final class DownloadSession: @unchecked Sendable {
 
     init(
         url: URL, final: FileLocation, options: DownloadOptions, checksum: Checksum?,
-        engine: TransferEngine, destinationIsFresh: Bool = false, detached: Bool = false
+        engine: TransferEngine, destinationIsFresh: Bool = false, detached: Bool = false,
+        onSaving: (@Sendable () -> Void)? = nil
     ) {
         let redacted = URLRedaction.redacted(url)
         self.url = url
@@ -118,6 +121,7 @@ final class DownloadSession: @unchecked Sendable {
         self.engine = engine
         self.isDetached = detached
         self.destinationIsFresh = destinationIsFresh
+        self.onSaving = onSaving
         state = Locked(State(resume: ResumeState(url: redacted, segments: []), ended: detached))
     }
 

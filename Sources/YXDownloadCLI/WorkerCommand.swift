@@ -55,7 +55,7 @@ package struct WorkerCommand: ParsableCommand {
         completion: .directory)
     package var dir = "."
 
-    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads at the same time.", valueName: "N"))
+    @Option(name: [.customShort("j", allowingJoined: true), .customLong("jobs")], parsing: .unconditional, help: ArgumentHelp("Downloads transferring at the same time.", valueName: "N"))
     package var jobs = 5
 
     @Option(

@@ -99,6 +99,8 @@ final class DownloadJobRunner: JobRunner {
             name: PrintableText.escaped(download.path[download.path.count - 1]))
 
         let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
+        // Its bytes in, it only waits for the disk: another download may transfer in its place.
+        downloadJob.onSaving = { context.releaseSlot() }
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
         let id = job.id.rawValue
         reporter.started(id, item)

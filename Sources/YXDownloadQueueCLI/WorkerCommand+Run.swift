@@ -17,10 +17,11 @@ extension WorkerCommand {
             console.writeErr("yxdownload: cannot write into \(dir): \(String(cString: strerror(errno)))\n")
             return ExitStatus.usage
         }
-        let fitting = DescriptorBudget.current.jobs(jobs, connections: connections, console: console)
+        let budget = DescriptorBudget.current
+        let fitting = budget.jobs(jobs, connections: connections, console: console)
         let settings = WorkerSettings(
             location: QueueLocation(text: queue), directory: directory, directoryText: dir, jobs: fitting,
-            connections: connections, maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,
+            saving: budget.finalizing(fitting, connections: connections), connections: connections, maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,
             recoveryBound: .milliseconds(Int64(lease * 1000)), grace: .milliseconds(Int64(grace * 1000)), json: json,
             quiet: quiet, verbose: verbose)
         return BlockingRun.run { await settings.run(console: console) }

@@ -13,6 +13,8 @@ struct WorkerSettings: Sendable {
     var directory: URL
     var directoryText: String
     var jobs: Int
+    /// How many more downloads may wait for the disk, each having given its place to the next claim.
+    var saving: Int
     var connections: Int
     var maxSpeed: Int?
     var exitWhenEmpty: Bool
@@ -65,6 +67,9 @@ struct WorkerSettings: Sendable {
 
         var workerConfiguration = JobWorker.Configuration()
         workerConfiguration.maximumConcurrentJobs = jobs
+        // `-j` counts the downloads that transfer, as in a plain run: one whose bytes are in and that waits
+        // for the flush to disk releases its place (`onSaving`), and the worker claims the next meanwhile.
+        workerConfiguration.maximumReleasedJobs = saving
         workerConfiguration.claimBatchSize = jobs
         workerConfiguration.recoveryBound = recoveryBound
         workerConfiguration.shutdownGracePeriod = grace

@@ -11,6 +11,10 @@ extension JobWorker {
         public var workerID: String
         /// The most jobs this worker runs at once, all names together.
         public var maximumConcurrentJobs: Int
+        /// How many jobs may run beyond ``maximumConcurrentJobs`` at once, each having said that the rest
+        /// of its work needs no slot (``StoredJobContext/releaseSlot()``): a download whose bytes are in and
+        /// that only waits for the disk, say. 0 (the default) releases none.
+        public var maximumReleasedJobs: Int
         /// The most jobs one claim takes. 1 claims job by job.
         public var claimBatchSize: Int
         /// The most outcomes one write records. Outcomes that end while a write is under way share the
@@ -54,6 +58,7 @@ extension JobWorker {
         public init(
             workerID: String = JobWorker.makeWorkerID(),
             maximumConcurrentJobs: Int = 10,
+            maximumReleasedJobs: Int = 0,
             claimBatchSize: Int = 10,
             completionBatchSize: Int = 100,
             completionDelay: Duration = .zero,
@@ -67,6 +72,7 @@ extension JobWorker {
         ) {
             self.workerID = workerID
             self.maximumConcurrentJobs = maximumConcurrentJobs
+            self.maximumReleasedJobs = maximumReleasedJobs
             self.claimBatchSize = claimBatchSize
             self.completionBatchSize = completionBatchSize
             self.completionDelay = completionDelay
@@ -92,6 +98,7 @@ extension JobWorker {
         var clamped: Configuration {
             var copy = self
             copy.maximumConcurrentJobs = max(1, maximumConcurrentJobs)
+            copy.maximumReleasedJobs = max(0, maximumReleasedJobs)
             copy.claimBatchSize = max(1, claimBatchSize)
             copy.completionBatchSize = max(1, completionBatchSize)
             copy.completionDelay = max(.zero, completionDelay)

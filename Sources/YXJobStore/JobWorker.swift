@@ -14,8 +14,10 @@ import YXQueue
 ///
 /// What it does, and how often:
 /// - **Claims** in batches (``Configuration/claimBatchSize``) under its own limits
-///   (``Configuration/maximumConcurrentJobs`` and the runner's per-name caps) and the store's global
-///   ones, and again at once while claims come back full. Otherwise it waits for the store's wake-up
+///   (``Configuration/maximumConcurrentJobs`` and the runner's per-name caps; a job whose handler
+///   released its slot, ``StoredJobContext/releaseSlot()``, counts against
+///   ``Configuration/maximumReleasedJobs`` instead) and the store's global ones, and again at once while
+///   claims come back full. Otherwise it waits for the store's wake-up
 ///   (PostgreSQL `LISTEN/NOTIFY`, SQLite's data version), for the next not-before time, or for
 ///   ``Configuration/pollInterval``, whichever comes first.
 /// - **Heartbeats**: renews each running job's lease every quarter of the lease, and writes progress
@@ -380,6 +382,11 @@ public final class JobWorker: Service, Sendable {
                     // (found by a review: the earlier one removed the new one's entry, which then ran
                     // without heartbeats).
                     if let task = previous.task { earlier[job.id] = task }
+                    if previous.released {
+                        // The new attempt holds a slot, whatever the earlier one said.
+                        state.released -= 1
+                        state.runningByName[job.name, default: 0] += 1
+                    }
                 } else {
                     state.runningByName[job.name, default: 0] += 1
                 }
@@ -436,7 +443,9 @@ public final class JobWorker: Service, Sendable {
     // MARK: - Running
 
     private func execute(_ job: ClaimedJob, progress: ProgressBox) async {
-        let context = StoredJobContext(job: job, logger: logger, progressBox: progress)
+        let context = StoredJobContext(
+            job: job, logger: logger, progressBox: progress,
+            releaseSlot: { [weak self] in self?.releaseSlot(of: job) ?? false })
         let clock = ContinuousClock()
         let began = clock.now
         let result: Result<Data?, any Error>
@@ -453,7 +462,11 @@ public final class JobWorker: Service, Sendable {
             // Only this attempt's entry: a later attempt of the same job may have taken it (see `start`).
             guard let entry = state.running[job.id], entry.lease == job.lease else { return nil }
             state.running.removeValue(forKey: job.id)
-            state.runningByName[job.name, default: 1] -= 1
+            if entry.released {
+                state.released -= 1
+            } else {
+                state.runningByName[job.name, default: 1] -= 1
+            }
             state.finishing += 1
             return entry
         }
@@ -490,6 +503,23 @@ public final class JobWorker: Service, Sendable {
         enqueueCompletions([
             JobCompletion(lease: job.lease, outcome: outcome, progress: recorded, result: stored)
         ])
+    }
+
+    /// Lets `job`'s attempt run on without its slot (``StoredJobContext/releaseSlot()``), within
+    /// ``Configuration/maximumReleasedJobs``; wakes the claim loop when it did.
+    private func releaseSlot(of job: ClaimedJob) -> Bool {
+        let released = state.withLock { state -> Bool in
+            guard case .running = state.phase, var entry = state.running[job.id], entry.lease == job.lease,
+                !entry.released, entry.stopReason == nil, state.released < configuration.maximumReleasedJobs
+            else { return false }
+            entry.released = true
+            state.running[job.id] = entry
+            state.released += 1
+            state.runningByName[job.name, default: 1] -= 1
+            return true
+        }
+        if released { slotSignal.signal() }
+        return released
     }
 
     /// How an attempt ended, from how the handler ended and why the worker stopped it (if it did).
@@ -567,6 +597,7 @@ public final class JobWorker: Service, Sendable {
             let entries = Array(state.running.values)
             state.running.removeAll()
             state.runningByName.removeAll()
+            state.released = 0
             return entries
         }
         if !abandoned.isEmpty {
@@ -921,6 +952,9 @@ extension JobWorker {
         var deadline: ContinuousClock.Instant?
         var task: Task<Void, Never>?
         var stopReason: StopReason?
+        /// The handler released its slot (``StoredJobContext/releaseSlot()``): the job counts in
+        /// ``State/released``, not against the worker's limits.
+        var released = false
     }
 
     struct State {
@@ -936,11 +970,13 @@ extension JobWorker {
         /// Slots held for claims under way (of all names, and of each name with a cap of its own).
         var reserved = 0
         var reservedByName: [String: Int] = [:]
+        /// Running jobs whose handlers released their slot (at most `maximumReleasedJobs`).
+        var released = 0
         /// Whether the last claim came back full: jobs probably wait, and outcome writes claim too.
         var backlog = false
 
-        /// Slots that are taken: running jobs and claims under way.
-        var occupied: Int { running.count + reserved }
+        /// Slots that are taken: running jobs that hold theirs, and claims under way.
+        var occupied: Int { running.count - released + reserved }
 
         /// Takes up to `limit` pending outcomes, oldest first.
         mutating func takeBatch(_ limit: Int) -> [JobCompletion] {

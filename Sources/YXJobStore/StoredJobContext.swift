@@ -29,11 +29,15 @@ public struct StoredJobContext: Sendable {
     public let job: ClaimedJob
     private let workerLogger: Logger
     let progressBox: ProgressBox
+    private let slotRelease: @Sendable () -> Bool
 
-    init(job: ClaimedJob, logger: Logger, progressBox: ProgressBox) {
+    init(
+        job: ClaimedJob, logger: Logger, progressBox: ProgressBox, releaseSlot: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.job = job
         self.workerLogger = logger
         self.progressBox = progressBox
+        self.slotRelease = releaseSlot
     }
 
     /// The worker's logger with the job's identifier, name and attempt as metadata.
@@ -69,6 +73,26 @@ public struct StoredJobContext: Sendable {
     /// Reports progress as a whole.
     public func reportProgress(_ progress: JobProgress) {
         progressBox.update(progress)
+    }
+
+    /// Tells the worker that the rest of this job needs none of what its limits share out (a download whose
+    /// bytes are all in and that only waits for the disk, say): the worker may claim another job in its
+    /// place. The job goes on under its lease, with heartbeats, cancel and progress, and ends as any job.
+    ///
+    /// At most ``JobWorker/Configuration/maximumReleasedJobs`` jobs of a worker are released at once (0 by
+    /// default). Returns whether this one was: false when that many are, when it was already, or when the
+    /// worker is stopping or stopped the job.
+    ///
+    /// ```swift
+    /// registry.register("convert") { payload, context in
+    ///     let output = try await convert(payload)     // the CPU-heavy part, under the worker's limit
+    ///     _ = context.releaseSlot()                   // the upload only waits on the network
+    ///     try await upload(output)
+    /// }
+    /// ```
+    @discardableResult
+    public func releaseSlot() -> Bool {
+        slotRelease()
     }
 }
 

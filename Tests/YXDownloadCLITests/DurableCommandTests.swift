@@ -459,6 +459,22 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertTrue(holdsGenerated("out/slow.bin", size: 1_200_000, seed: 41))
     }
 
+    /// A worker's `-j` bounds its transfers as a plain run's does (a download waiting for the disk gives
+    /// its place to the next claim): paced responses (0.15 s each) overlap whenever transfers do, and the
+    /// server saw at most 2 at once.
+    func testAWorkersJobsBoundItsTransfers() async throws {
+        let sources = try serveFiles(8, size: { _ in 60_000 }, bytesPerSecond: 400_000)
+        let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
+        let finished = try await startWorker("--exit-when-empty", "-j", "2").wait(timeout: 120)
+        let output = try XCTUnwrap(finished, "the worker did not exit")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        assertAllWhole(sources, in: "out")
+        XCTAssertEqual(server.mostResponsesAtOnce, 2, "never more than -j 2 transfers, and -j 2 were used")
+        let after = try await status()
+        XCTAssertEqual(count(after, "succeeded"), 8)
+    }
+
     func testPerHostLimitHoldsAcrossTheWorkersOfTheStore() async throws {
         // 3 files of 400 KB at 800 KB/s: at least half a second each, however fast the machine. With one
         // download per host at a time, each file's request comes after the previous file's last byte,

@@ -108,6 +108,34 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         XCTAssertEqual(files(), ["first.bin", "second.bin"], "no .part left")
     }
 
+    /// `onSaving` says when a download's bytes are in and only the flush and the rename remain: once per
+    /// attempt, before the final name exists, for one stream and for parts; never without the flush.
+    func testOnSavingIsCalledOnceBeforeTheFlushAndNeverWithoutOne() async throws {
+        server.serve("/saved.bin", Resource(.generated(size: 200_000, seed: 38), etag: "v1"))
+        var flushed = quickOptions()
+        flushed.syncBeforeRename = true
+        var segmented = flushed
+        segmented.connections = 4
+        for (file, options, expected) in [("one.bin", flushed, 1), ("parts.bin", segmented, 1), ("quick.bin", quickOptions(), 0)] {
+            let seen = Locked<[(named: Bool, part: Bool)]>([])
+            let job = makeJob("/saved.bin", file: file, options: options)
+            let final = job.destination.path
+            job.onSaving = {
+                let named = FileManager.default.fileExists(atPath: final)
+                let part = FileManager.default.fileExists(atPath: final + ".part")
+                seen.withLock { $0.append((named, part)) }
+            }
+            let result = try await run(job).get()
+            XCTAssertEqual(try sha256(of: result.file), GeneratedContent.sha256(size: 200_000, seed: 38), file)
+            let calls = seen.withLock { $0 }
+            XCTAssertEqual(calls.count, expected, file)
+            for call in calls {
+                XCTAssertFalse(call.named, "\(file): called before the final name exists")
+                XCTAssertTrue(call.part, "\(file): the .part holds the bytes")
+            }
+        }
+    }
+
     func testSegmentedDownloadsStillGetPartsAndAFinalizeStep() async throws {
         let size: Int64 = 1 << 20
         server.serve("/seg.bin", Resource(.generated(size: size, seed: 33), etag: "v1"))

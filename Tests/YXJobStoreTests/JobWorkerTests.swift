@@ -290,6 +290,96 @@ final class JobWorkerTests: XCTestCase {
         XCTAssertLessThanOrEqual(running.withLock { $0.most }, 2)
     }
 
+    /// A handler that releases its slot lets the worker claim another job in its place, up to
+    /// `maximumReleasedJobs` of them; past that, a release is refused and the job keeps its slot. The jobs
+    /// that hold a slot never exceed `maximumConcurrentJobs`, and every job still runs once and succeeds.
+    func testAReleasedSlotLetsTheWorkerClaimAnotherJobUpToTheBound() async throws {
+        struct Counts {
+            var now = 0
+            var most = 0
+            var released = 0
+            var releasedMost = 0
+            var holdingMost = 0
+            var releasedTwice = 0
+            var refused = 0
+            var runs: [JobID: Int] = [:]
+        }
+        let counts = Locked(Counts())
+        let gate = Locked(false)
+        var registry = JobRegistry()
+        registry.register("saving") { _, context in
+            counts.withLock { counts in
+                counts.now += 1
+                counts.most = max(counts.most, counts.now)
+                counts.holdingMost = max(counts.holdingMost, counts.now - counts.released)
+                counts.runs[context.id, default: 0] += 1
+            }
+            let released = context.releaseSlot()
+            let again = context.releaseSlot()
+            counts.withLock { counts in
+                if released {
+                    counts.released += 1
+                    counts.releasedMost = max(counts.releasedMost, counts.released)
+                } else {
+                    counts.refused += 1
+                }
+                if again { counts.releasedTwice += 1 }
+            }
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            counts.withLock { counts in
+                counts.now -= 1
+                if released { counts.released -= 1 }
+            }
+        }
+        _ = try await store.enqueue((0..<8).map { _ in JobRequest(name: "saving") })
+        var configuration = configuration()
+        configuration.maximumConcurrentJobs = 2
+        configuration.maximumReleasedJobs = 3
+        configuration.claimBatchSize = 1
+        configuration.exitWhenIdle = true
+        let worker = JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet)
+        let run = Task { try await worker.run() }
+
+        // Three jobs released their slots and two hold theirs: five run, none more, until the gate opens.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while counts.withLock({ $0.now }) < 5 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let stalled = counts.withLock { $0 }
+        XCTAssertEqual(stalled.now, 5, "2 slots held + 3 released")
+        XCTAssertEqual(stalled.released, 3)
+        XCTAssertEqual(stalled.refused, 2, "the releases past the bound were refused")
+        let running = try await store.status().count(.running)
+        XCTAssertEqual(running, 5, "the released jobs still run in the store, under their leases")
+
+        gate.withLock { $0 = true }
+        try await run.value
+        let final = counts.withLock { $0 }
+        let succeeded = try await store.status().count(.succeeded)
+        XCTAssertEqual(succeeded, 8)
+        XCTAssertEqual(Set(final.runs.values), [1])
+        XCTAssertEqual(final.runs.count, 8)
+        XCTAssertEqual(final.most, 5)
+        XCTAssertEqual(final.releasedMost, 3)
+        XCTAssertLessThanOrEqual(final.holdingMost, 2, "jobs holding a slot stay within maximumConcurrentJobs")
+        XCTAssertEqual(final.releasedTwice, 0, "a second release of one attempt is refused")
+    }
+
+    /// Without `maximumReleasedJobs` (0 by default), a release is refused: the worker's limit stays whole.
+    func testNoSlotIsReleasedByDefault() async throws {
+        let results = Locked<[Bool]>([])
+        var registry = JobRegistry()
+        registry.register("saving") { _, context in
+            let released = context.releaseSlot()
+            results.withLock { $0.append(released) }
+        }
+        _ = try await store.enqueue((0..<3).map { _ in JobRequest(name: "saving") })
+        var configuration = configuration()
+        configuration.exitWhenIdle = true
+        try await JobWorker(store: store, runner: registry, configuration: configuration, logger: quiet).run()
+        XCTAssertEqual(results.withLock { $0 }, [false, false, false])
+    }
+
     /// One job per claim and per outcome write, so outcomes ride along with claims and outcome writes
     /// claim the next jobs (two loops claiming at once): the worker's slots and a name's cap still
     /// hold, and every job runs exactly once.
