@@ -1,6 +1,7 @@
 internal import CCurl
 import Dispatch
 import Foundation
+import Synchronization
 import YXQueue
 
 /// Makes finished `.part` files durable before their rename, many files per flush.
@@ -39,6 +40,8 @@ final class DiskSync: Sendable {
 
     private let state = Locked(State())
     private let queue = DispatchQueue(label: "yxdownload.disksync")
+    /// Where files still being written are flushed ahead of their end, one at a time.
+    private let ahead = DispatchQueue(label: "yxdownload.disksync.ahead")
     /// Where waiters are called back, in the order of their rounds.
     private let completions = DispatchQueue(label: "yxdownload.disksync.done")
     /// Set on ``completions``: tells a callback where it runs (for tests).
@@ -59,6 +62,21 @@ final class DiskSync: Sendable {
         }
         if start { queue.async { self.flushRounds() } }
     }
+
+    /// Flushes the data of `fd`, a descriptor of a file still being written, then closes `fd` and calls
+    /// `done`, on a queue of its own (neither the flushing one nor the callers'). For large files: their
+    /// flush before the rename then finds little left (see `DownloadSession.flushAheadBytes`).
+    func flushAhead(_ fd: Int32, done: @escaping @Sendable () -> Void) {
+        flushesAhead.add(1, ordering: .relaxed)
+        ahead.async {
+            _ = yx_sync_file_data(fd)
+            close(fd)
+            done()
+        }
+    }
+
+    /// Flushes ahead of a file's end asked for so far (for tests).
+    let flushesAhead = Atomic<Int>(0)
 
     /// Flushes until nobody waits; each round takes everyone who arrived during the previous one.
     private func flushRounds() {

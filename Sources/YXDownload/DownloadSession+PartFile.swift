@@ -19,6 +19,14 @@ extension DownloadSession {
     /// 0.371 s; `cp` + `sync` of the same bytes 0.290 and 0.364 s).
     static let writebackChunk: Int64 = 1 << 20
 
+    /// With `syncBeforeRename`, every this many bytes of a file, its data is flushed to disk while the
+    /// download goes on (`fdatasync` on ``DiskSync``'s queue for it), so that the flush before the rename
+    /// waits for the last few MiB. Starting the write-back alone (``writebackChunk``) is not enough: the
+    /// device keeps the bytes in its cache, and the flush's cache flush then waited for all of them. One
+    /// 256 MiB file at 160 MB/s here: the final `fdatasync` took 0.39–0.49 s after the last byte; with
+    /// a flush every 32 MiB, 0.05 s (a test program writing as a download does, 2026-11-28).
+    static let flushAheadBytes: Int64 = 32 << 20
+
     /// Writes body bytes at the segment's next offset.
     ///
     /// The `pwrite` runs outside the lock: a segment is written by one transfer at a time, so its offset
@@ -48,21 +56,40 @@ extension DownloadSession {
             }
             written += result
         }
-        let writeback = state.withLock { s -> (from: Int64, length: Int64)? in
+        let (writeback, flushAhead) = state.withLock { s -> ((from: Int64, length: Int64)?, Bool) in
             s.resume.segments[index].done += Int64(bytes.count)
             s.received += Int64(bytes.count)
             s.speed.add(Int64(bytes.count))
             persistLocked(&s, force: false)
-            guard options.syncBeforeRename else { return nil }
+            guard options.syncBeforeRename else { return (nil, false) }
             let from = s.writebackFrom[index] ?? offset
             let end = offset + Int64(bytes.count)
             s.writebackFrom[index] = end - from >= Self.writebackChunk ? end : from
-            return end - from >= Self.writebackChunk ? (from, end - from) : nil
+            s.bytesSinceFlushAhead += Int64(bytes.count)
+            let flushAhead = s.bytesSinceFlushAhead >= Self.flushAheadBytes && !s.flushingAhead
+            if flushAhead {
+                s.bytesSinceFlushAhead = 0
+                s.flushingAhead = true
+            }
+            return (end - from >= Self.writebackChunk ? (from, end - from) : nil, flushAhead)
         }
         // Starts the write-back without waiting for it: the flush before the rename of a large file then
         // waits for its last few MiB, not for all of it.
         if let writeback { _ = yx_start_writeback(fd, off_t(writeback.from), off_t(writeback.length)) }
+        if flushAhead { startFlushAhead(fd) }
         return nil
+    }
+
+    /// Flushes the `.part`'s data so far to disk without waiting for it (see ``flushAheadBytes``), through
+    /// a descriptor of its own: the session may close `fd` meanwhile. A failure is not reported here: the
+    /// flush before the rename flushes the same bytes again and reports it.
+    private func startFlushAhead(_ fd: Int32) {
+        let own = dup(fd)
+        guard own >= 0 else {
+            state.withLock { $0.flushingAhead = false }
+            return
+        }
+        engine.diskSync.flushAhead(own) { [self] in state.withLock { $0.flushingAhead = false } }
     }
 
     /// The segment's fraction done (for operation progress).

@@ -79,6 +79,10 @@ final class DownloadSession: @unchecked Sendable {
         var invalidated = false
         /// Per segment: where the bytes not yet handed to the disk's write-back begin.
         var writebackFrom: [Int: Int64] = [:]
+        /// Bytes written since the last flush ahead of the end (see ``DownloadSession/flushAheadBytes``),
+        /// and whether one is under way.
+        var bytesSinceFlushAhead: Int64 = 0
+        var flushingAhead = false
         /// Steps working with the session now (see ``DownloadStep``).
         var users = 0
         /// The attempt is over: no step will use the `.part` again, and it is closed once `users` is 0.

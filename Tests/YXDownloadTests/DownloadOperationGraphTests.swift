@@ -136,6 +136,23 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         }
     }
 
+    /// A large file that is flushed before its rename is flushed ahead too, every 32 MiB while its bytes
+    /// arrive, so that the last flush finds little left; never with `--no-sync`. Both files are whole.
+    func testALargeFileIsFlushedAheadOfItsEndOnlyWhenItIsFlushedAtAll() async throws {
+        let size: Int64 = 40 << 20
+        server.serve("/large.bin", Resource(.generated(size: size, seed: 39), etag: "v1"))
+        var flushed = quickOptions()
+        flushed.syncBeforeRename = true
+        let durable = try await run(makeJob("/large.bin", file: "durable.bin", options: flushed)).get()
+        XCTAssertEqual(try sha256(of: durable.file), GeneratedContent.sha256(size: size, seed: 39))
+        XCTAssertEqual(engine.diskSync.flushesAhead.load(ordering: .relaxed), 1, "one flush at 32 MiB of 40")
+
+        let quick = try await run(makeJob("/large.bin", file: "quick.bin", options: quickOptions())).get()
+        XCTAssertEqual(try sha256(of: quick.file), GeneratedContent.sha256(size: size, seed: 39))
+        XCTAssertEqual(engine.diskSync.flushesAhead.load(ordering: .relaxed), 1, "none without the flush")
+        XCTAssertEqual(files(), ["durable.bin", "quick.bin"])
+    }
+
     func testSegmentedDownloadsStillGetPartsAndAFinalizeStep() async throws {
         let size: Int64 = 1 << 20
         server.serve("/seg.bin", Resource(.generated(size: size, seed: 33), etag: "v1"))
