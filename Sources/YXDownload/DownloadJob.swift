@@ -133,7 +133,8 @@ public final class DownloadJob: Job, @unchecked Sendable {
     /// the rename (``DownloadOptions/syncBeforeRename``, the default); not called without that wait. From
     /// then on the download holds no transfer slot. Called at most once per attempt, before the flush, on
     /// the thread that finalizes (the one that finished the transfer, or a pool thread after a digest):
-    /// keep it short, and never block. Set it before the job starts. `yxdownload worker` uses it to claim the next download meanwhile.
+    /// keep it short, and never block. Set it before the job starts. `yxdownload worker` uses it to claim
+    /// the next download meanwhile.
     ///
     /// ```swift
     /// job.onSaving = { print("bytes in; flushing") }

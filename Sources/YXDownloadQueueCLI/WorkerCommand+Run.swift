@@ -21,7 +21,8 @@ extension WorkerCommand {
         let fitting = budget.jobs(jobs, connections: connections, console: console)
         let settings = WorkerSettings(
             location: QueueLocation(text: queue), directory: directory, directoryText: dir, jobs: fitting,
-            saving: budget.finalizing(fitting, connections: connections), connections: connections, maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,
+            saving: budget.finalizing(fitting, connections: connections), connections: connections,
+            maxSpeed: maxSpeed?.bytesPerSecond, exitWhenEmpty: exitWhenEmpty,
             recoveryBound: .milliseconds(Int64(lease * 1000)), grace: .milliseconds(Int64(grace * 1000)), json: json,
             quiet: quiet, verbose: verbose)
         return BlockingRun.run { await settings.run(console: console) }
