@@ -133,17 +133,17 @@ public final class DownloadJob: Job, @unchecked Sendable {
     /// the rename (``DownloadOptions/syncBeforeRename``, the default); not called without that wait. From
     /// then on the download holds no transfer slot. Called at most once per attempt, before the flush, on
     /// the thread that finalizes (the one that finished the transfer, or a pool thread after a digest):
-    /// keep it short, and never block. Set it before the job starts. `yxdownload worker` uses it to claim
-    /// the next download meanwhile.
+    /// keep it short, and never block. Its argument is the download's progress then (all its bytes). Set
+    /// it before the job starts. `yxdownload worker` uses it to claim the next download meanwhile.
     ///
     /// ```swift
-    /// job.onSaving = { print("bytes in; flushing") }
+    /// job.onSaving = { progress in print("\(progress.bytes) bytes in; flushing") }
     /// ```
-    public var onSaving: (@Sendable () -> Void)? {
+    public var onSaving: (@Sendable (DownloadProgress) -> Void)? {
         get { savingHandler.withLock { $0 } }
         set { savingHandler.withLock { $0 = newValue } }
     }
-    private let savingHandler = Locked<(@Sendable () -> Void)?>(nil)
+    private let savingHandler = Locked<(@Sendable (DownloadProgress) -> Void)?>(nil)
 
     /// The manager that builds the probe → parts → finalize graph.
     public override class var managerClass: JobManager.Type { DownloadJobManager.self }

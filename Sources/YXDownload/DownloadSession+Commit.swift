@@ -142,7 +142,7 @@ extension DownloadSession {
             if isCanceled() { return canceledBeforeTheRename(done) }
             return done(Result { try commit(result, fd: fd, hasSidecar: hasSidecar, hasMark: hasMark) })
         }
-        onSaving?()
+        onSaving?(progress)
         engine.diskSync.sync(fd) { [self] flushed in
             guard flushed else {
                 return done(.failure(DownloadError.fileSystem("cannot sync", path: partPath, url: redactedURL)))

@@ -95,7 +95,7 @@ final class DownloadSession: @unchecked Sendable {
     /// Whether this session belongs to no download (see ``detached()``).
     let isDetached: Bool
     /// The job's ``DownloadJob/onSaving``: called by ``finalize(isCanceled:_:)`` before the flush.
-    let onSaving: (@Sendable () -> Void)?
+    let onSaving: (@Sendable (DownloadProgress) -> Void)?
     /// Whether the maker of the download knew that the final file, the `.part` and the sidecar were
     /// absent: ``prepare()`` then creates the `.part` exclusively instead of looking for them.
     let destinationIsFresh: Bool
@@ -111,7 +111,7 @@ final class DownloadSession: @unchecked Sendable {
     init(
         url: URL, final: FileLocation, options: DownloadOptions, checksum: Checksum?,
         engine: TransferEngine, destinationIsFresh: Bool = false, detached: Bool = false,
-        onSaving: (@Sendable () -> Void)? = nil
+        onSaving: (@Sendable (DownloadProgress) -> Void)? = nil
     ) {
         let redacted = URLRedaction.redacted(url)
         self.url = url

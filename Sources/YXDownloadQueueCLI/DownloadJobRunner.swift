@@ -99,10 +99,16 @@ final class DownloadJobRunner: JobRunner {
             name: PrintableText.escaped(download.path[download.path.count - 1]))
 
         let downloadJob = DownloadJob(url: url, to: file, checksum: checksum, options: options, engine: downloader.engine)
-        // Its bytes in, it only waits for the disk: another download may transfer in its place.
-        downloadJob.onSaving = { context.releaseSlot() }
         // The bytes, for `yxdownload status` (the worker writes them at most once per progress interval).
         let id = job.id.rawValue
+        // Its bytes in, it only waits for the disk: another download may transfer in its place. The bars
+        // learn it now (the progress updates come every 0.2 s: a small file would show as transferring,
+        // and "running" over -j); from a task, since this is the transfer thread, and the reporter's lock
+        // is held while a terminal is drawn.
+        downloadJob.onSaving = { [reporter] progress in
+            context.releaseSlot()
+            Task { reporter.progressed(id, progress) }
+        }
         reporter.started(id, item)
         if download.path.count > 1,
             let link = OutputDirectory.symbolicLink(under: directory.path, folders: Array(download.path.dropLast()))

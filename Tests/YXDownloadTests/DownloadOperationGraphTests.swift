@@ -117,13 +117,13 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         var segmented = flushed
         segmented.connections = 4
         for (file, options, expected) in [("one.bin", flushed, 1), ("parts.bin", segmented, 1), ("quick.bin", quickOptions(), 0)] {
-            let seen = Locked<[(named: Bool, part: Bool)]>([])
+            let seen = Locked<[(named: Bool, part: Bool, progress: DownloadProgress)]>([])
             let job = makeJob("/saved.bin", file: file, options: options)
             let final = job.destination.path
-            job.onSaving = {
+            job.onSaving = { progress in
                 let named = FileManager.default.fileExists(atPath: final)
                 let part = FileManager.default.fileExists(atPath: final + ".part")
-                seen.withLock { $0.append((named, part)) }
+                seen.withLock { $0.append((named, part, progress)) }
             }
             let result = try await run(job).get()
             XCTAssertEqual(try sha256(of: result.file), GeneratedContent.sha256(size: 200_000, seed: 38), file)
@@ -132,6 +132,8 @@ final class DownloadOperationGraphTests: DownloadTestCase {
             for call in calls {
                 XCTAssertFalse(call.named, "\(file): called before the final name exists")
                 XCTAssertTrue(call.part, "\(file): the .part holds the bytes")
+                XCTAssertEqual(call.progress.bytes, 200_000, "\(file): all its bytes")
+                XCTAssertEqual(call.progress.total, 200_000, file)
             }
         }
     }
