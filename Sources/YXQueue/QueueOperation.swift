@@ -104,6 +104,37 @@ open class QueueOperation: @unchecked Sendable {
     /// blocks in `execute`: it then runs on a pool thread.
     open var executesInline: Bool { false }
 
+    /// Gives this operation's slot in its queue to the next operation in line, while this one goes on.
+    ///
+    /// For an operation whose remaining work needs none of what its queue's limit counts: a download
+    /// whose bytes are all in, say, has only its file to name, and the limit counts transfers. The next
+    /// operation in line starts at once (on this thread when it ``executesInline``); this operation
+    /// ends as usual, with its completion, and its end frees no slot.
+    ///
+    /// Call it from the operation's own work, while it executes.
+    ///
+    /// ```swift
+    /// override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+    ///     fetch { data in
+    ///         self.releaseSlot()  // the limit counts fetches: the next one starts now
+    ///         completion(Result { try self.store(data) })
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Returns: Whether the slot was given away: false when the operation is not executing or gave its
+    ///   slot away before.
+    @discardableResult
+    public final func releaseSlot() -> Bool {
+        let queue = withState { s -> WorkQueue? in
+            guard s.phase == .executing else { return nil }
+            return s.workQueue.take()
+        }
+        guard let queue else { return false }
+        queue.slotFreed()
+        return true
+    }
+
     /// Reports the fraction of this operation's work that is done (0…1). Cheap; call it as often as you
     /// like: the job aggregates and throttles.
     public func reportProgress(_ fraction: Double) {
@@ -401,7 +432,7 @@ open class QueueOperation: @unchecked Sendable {
         var prerequisites: [QueueOperation] = []
         var weight: Double = 1
         var outcome = StoredOutcome.none
-        /// The queue whose slot the operation holds while it runs.
+        /// The queue whose slot the operation holds while it runs (nil once it gave the slot away).
         var workQueue: WorkQueue?
     }
 }

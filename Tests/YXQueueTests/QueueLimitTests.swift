@@ -64,6 +64,67 @@ final class QueueLimitTests: XCTestCase {
         XCTAssertEqual(Set(dispatcher.queueNames), Set(names))
     }
 
+    /// An operation whose remaining work needs no slot gives it to the next one in line, and goes on:
+    /// the queue's limit counts the operations that hold a slot, and the one that gave its slot away
+    /// frees none when it ends.
+    func testAnOperationThatReleasesItsSlotLetsTheNextStartAndFreesNoSlotWhenItEnds() async throws {
+        let dispatcher = Dispatcher(name: "release", queues: ["q": 1])
+        let probe = ConcurrencyProbe()
+        let releaseFirst = Gate()
+        let endFirst = Gate()
+        let endOthers = Gate()
+        let released = Log<Bool>()
+        let first = ClosureJob(tag: 0, queue: "q") { operation in
+            guard await releaseFirst.opened() else { throw TestFailure(code: -1) }
+            released.append(operation.releaseSlot())
+            released.append(operation.releaseSlot())  // once only
+            guard await endFirst.opened() else { throw TestFailure(code: -2) }
+            return 0
+        }
+        let others = (1...2).map { holdingJob($0, queue: "q", probe: probe, release: endOthers) }
+        dispatcher.add(first)
+        for job in others { dispatcher.add(job) }
+        await eventually { first.state == .executing }
+        XCTAssertEqual(dispatcher.load(of: "q").running, 1)
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 2)
+        XCTAssertEqual(probe.peak("q"), 0)
+
+        releaseFirst.open()
+        // The second job took the slot while the first goes on.
+        await eventually { probe.peak("q") == 1 && released.all.count == 2 }
+        XCTAssertEqual(released.all, [true, false])
+        XCTAssertEqual(first.state, .executing)
+        XCTAssertEqual(dispatcher.load(of: "q").running, 1)
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 1)
+
+        endFirst.open()
+        let value = try await first.value
+        XCTAssertEqual(value as? Int, 0)
+        // Its end freed no slot: the third job still waits for the second.
+        XCTAssertEqual(others[1].state, .ready)
+        XCTAssertEqual(dispatcher.load(of: "q").running, 1)
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 1)
+
+        endOthers.open()
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(others.map(\.state), [.finished, .finished])
+        XCTAssertEqual(probe.peak("q"), 1)
+        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
+    }
+
+    /// Outside its own work an operation has no slot to give.
+    func testAnOperationThatDoesNotExecuteHasNoSlotToRelease() async throws {
+        let dispatcher = Dispatcher(name: "release-idle", queues: ["q": 1])
+        let operation = AnyTaskOperation(queue: "q") { _ in 1 }
+        XCTAssertFalse(operation.releaseSlot())
+        let job = TestGraphJob { [operation] }
+        dispatcher.add(job)
+        await dispatcher.waitForAllJobs()
+        XCTAssertEqual(job.state, .finished)
+        XCTAssertFalse(operation.releaseSlot())
+        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
+    }
+
     func testAQueueNobodyConfiguredGetsTheDefaultLimit() async throws {
         let dispatcher = Dispatcher(name: "defaults", defaultLimit: 2)
         XCTAssertEqual(dispatcher.limit(for: "anything"), 2)
