@@ -37,8 +37,18 @@ protocol TransferHandler: AnyObject, Sendable {
     /// A piece of the body: what the lane gathered from curl in one turn, up to
     /// ``TransferLane/coalescingCapacity`` bytes. Return an error to abort the transfer.
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError?
+    /// The transfer ended with `outcome`, and the lane is about to report it: the handler may give away
+    /// now what only the transfer needed (a queue slot, so the next download starts). Return true to have
+    /// ``transferDidComplete(_:)`` called later in the lane's turns, after the lane sent the requests
+    /// started meanwhile; false to have it called at once.
+    func transferWillComplete(_ outcome: TransferOutcome) -> Bool
     /// The end, exactly once.
     func transferDidComplete(_ outcome: TransferOutcome)
+}
+
+extension TransferHandler {
+    /// Nothing to give away: the end is reported at once.
+    func transferWillComplete(_ outcome: TransferOutcome) -> Bool { false }
 }
 
 /// One HTTP request in the ``TransferEngine``.
@@ -80,18 +90,17 @@ final class Transfer: @unchecked Sendable {
 
     private static let tickets = Atomic<Int>(0)
 
-    /// - Parameter onThisLane: Run on the lane whose thread makes the transfer, if a lane's thread
-    ///   does (a download that starts where the previous one ended stays on that thread and core; the
-    ///   lane takes it without a wake-up). Otherwise, or when not made on a lane, transfers are dealt
-    ///   to the lanes in turn.
-    init(request: TransferRequest, handler: any TransferHandler, onThisLane: Bool = false) {
+    /// The next ticket in turn.
+    static func nextTicket() -> Int {
+        tickets.add(1, ordering: .relaxed).oldValue & Int.max
+    }
+
+    /// - Parameter laneTicket: The lane (see ``TransferEngine/laneTicket(stayingOnThisLane:)``); by
+    ///   default the next in turn.
+    init(request: TransferRequest, handler: any TransferHandler, laneTicket: Int = Transfer.nextTicket()) {
         self.request = request
         self.handler = handler
-        if onThisLane, let number = TransferLane.currentNumber {
-            laneTicket = number
-        } else {
-            laneTicket = Self.tickets.add(1, ordering: .relaxed).oldValue & Int.max
-        }
+        self.laneTicket = laneTicket
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }

@@ -109,6 +109,32 @@ public final class TransferEngine: Sendable {
     /// The logger the engine's downloads log to (with the engine's name in its metadata).
     public var logger: Logger { instruments.logger }
 
+    /// The lane ticket (see ``Transfer/laneTicket``) of a transfer about to be made.
+    ///
+    /// `stayingOnThisLane`: on the lane whose thread asks, as long as that lane runs no more transfers
+    /// than any other lane plus one (a download that starts where the previous one ended stays on that
+    /// thread and core, and the lane takes it without a wake-up); else on the lane with the fewest. A
+    /// lane's thread that starts downloads for others (the list's reader, resumed where a download
+    /// ended) would otherwise gather them all on its lane, and one lane would do the work of two.
+    /// Otherwise, and off the lanes, transfers are dealt in turn.
+    func laneTicket(stayingOnThisLane: Bool) -> Int {
+        guard stayingOnThisLane, let current = TransferLane.current,
+            let number = lanes.firstIndex(where: { $0 === current })
+        else { return Transfer.nextTicket() }
+        guard lanes.count > 1 else { return number }
+        var fewest = number
+        var fewestLoad = lanes[number].load.load(ordering: .relaxed)
+        let own = fewestLoad
+        for (index, lane) in lanes.enumerated() where index != number {
+            let load = lane.load.load(ordering: .relaxed)
+            if load < fewestLoad {
+                fewest = index
+                fewestLoad = load
+            }
+        }
+        return own <= fewestLoad + 1 ? number : fewest
+    }
+
     /// The lane of a transfer: fixed when the transfer was made, so a cancel finds it from any thread.
     private func lane(of transfer: Transfer) -> TransferLane {
         lanes[transfer.laneTicket % lanes.count]

@@ -52,6 +52,9 @@ final class TransferLane: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// Entered when a thread is started, left when it has cleaned up and ends: `shutdown` waits on it.
     private let threads = DispatchGroup()
+    /// Transfers submitted to this lane that have not ended yet (read from any thread: see
+    /// ``TransferEngine/laneTicket(stayingOnThisLane:)``).
+    let load = Atomic<Int>(0)
     /// Running transfers over all lanes of the engine: the speed limit's shares are per transfer.
     private let engineTransfers: EngineTransferCount
     private let instruments: DownloadInstruments
@@ -82,6 +85,11 @@ final class TransferLane: @unchecked Sendable {
     /// Transfers whose handler refused gathered bytes while another transfer's callback ran: they end
     /// after the turn, with that error (a transfer cannot be removed from curl inside a callback).
     private var refused: [Transfer] = []
+    /// Ends of the last turn whose handlers gave their slot away (``TransferHandler/transferWillComplete(_:)``):
+    /// reported after the next `curl_multi_perform`, which sends the requests that those slots started
+    /// first. A round of small downloads over a slow network then waits for one file's work, not for
+    /// every file's verify, rename and job end, before its next requests leave.
+    private var endsToReport: [(handler: any TransferHandler, outcome: TransferOutcome)] = []
     /// The size of ``gathered``: one receive of `CURLOPT_BUFFERSIZE`.
     static let coalescingCapacity = 256 * 1024
     /// Origins whose certificates the CA directory alone failed to verify, shared by the engine's lanes.
@@ -99,17 +107,16 @@ final class TransferLane: @unchecked Sendable {
         self.instruments = instruments
     }
 
-    /// The number of the lane whose thread this is, plus one (0: not a lane's thread), per thread.
+    /// The lane whose thread this is (unretained: set while the lane's `run` holds it), per thread.
     private static let threadLaneKey: pthread_key_t = {
         var key = pthread_key_t()
         _ = pthread_key_create(&key, nil)
         return key
     }()
 
-    /// The number of the lane whose thread calls, if a lane's thread calls.
-    static var currentNumber: Int? {
-        let value = Int(bitPattern: pthread_getspecific(threadLaneKey))
-        return value == 0 ? nil : value - 1
+    /// The lane whose thread calls, if a lane's thread calls.
+    static var current: TransferLane? {
+        pthread_getspecific(threadLaneKey).map { Unmanaged<TransferLane>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// `curl_global_init`, once per process; its result.
@@ -126,6 +133,7 @@ final class TransferLane: @unchecked Sendable {
 
     /// Starts a transfer. Its handler's methods are then called on this lane's thread.
     func submit(_ transfer: Transfer) {
+        load.add(1, ordering: .relaxed)
         post(.add(transfer))
     }
 
@@ -215,6 +223,7 @@ final class TransferLane: @unchecked Sendable {
             Thread.detachNewThread { [self] in run() }
         case .refused(let failure):
             guard case .add(let transfer) = command else { return }
+            load.subtract(1, ordering: .relaxed)
             if let failure {
                 transfer.handler.transferDidComplete(
                     .failure(DownloadError(.transfer, failure, url: transfer.redactedURL)))
@@ -236,6 +245,7 @@ final class TransferLane: @unchecked Sendable {
             }
             for case .add(let transfer) in pending where !transfer.isDone {
                 transfer.isDone = true
+                load.subtract(1, ordering: .relaxed)
                 transfer.handler.transferDidComplete(
                     .failure(
                         DownloadError(
@@ -259,7 +269,7 @@ final class TransferLane: @unchecked Sendable {
             s.multi = made
             s.thread = pthread_self()
         }
-        pthread_setspecific(Self.threadLaneKey, UnsafeRawPointer(bitPattern: number + 1))
+        pthread_setspecific(Self.threadLaneKey, Unmanaged.passUnretained(self).toOpaque())
 
         let idleNanoseconds = idleTimeout.clampedNanoseconds
         var idleSince = DispatchTime.now().uptimeNanoseconds
@@ -267,7 +277,7 @@ final class TransferLane: @unchecked Sendable {
         var stopping = false
         while !stopping {
             let now = DispatchTime.now().uptimeNanoseconds
-            let isIdle = active.isEmpty
+            let isIdle = active.isEmpty && endsToReport.isEmpty
             let idleTimedOut = isIdle && now &- idleSince >= idleNanoseconds
             // The thread may end below: its spare handles go first, while it still owns the lane.
             if idleTimedOut { releaseSpareHandles() }
@@ -296,12 +306,15 @@ final class TransferLane: @unchecked Sendable {
             // The turn's ended downloads wake their callback queue once, after the turn.
             DeliveryBatch.collecting {
                 curl_multi_perform(made, &running)
+                reportEnds()
                 flushGatheredBytes()
                 readCompletions()
             }
             expireStalledTransfers()
             let timeout: Int32
-            if !paused.isEmpty {
+            if !endsToReport.isEmpty {
+                timeout = 0
+            } else if !paused.isEmpty {
                 timeout = 10
             } else if !active.isEmpty {
                 timeout = 100
@@ -315,6 +328,7 @@ final class TransferLane: @unchecked Sendable {
             curl_multi_poll(made, nil, 0, posted ? 0 : timeout, nil)
         }
         if stopping {
+            DeliveryBatch.collecting { reportEnds() }
             for transfer in Array(active.values) { finish(transfer, .canceled) }
             releaseSpareHandles()
             let leftovers = inbox.withLock { s -> [Command] in
@@ -326,12 +340,14 @@ final class TransferLane: @unchecked Sendable {
             }
             for case .add(let transfer) in leftovers where !transfer.isDone {
                 transfer.isDone = true
+                load.subtract(1, ordering: .relaxed)
                 transfer.handler.transferDidComplete(.canceled)
             }
         }
         // From here on a new thread may run this lane: only locals are touched (the new thread sets the
         // engine-thread state, `multi` included, afresh).
         curl_multi_cleanup(made)
+        pthread_setspecific(Self.threadLaneKey, nil)
         threads.leave()
     }
 
@@ -339,6 +355,7 @@ final class TransferLane: @unchecked Sendable {
         guard !transfer.isDone else { return }
         guard let handle = spareHandles.popLast() ?? curl_easy_init() else {
             transfer.isDone = true
+            load.subtract(1, ordering: .relaxed)
             transfer.handler.transferDidComplete(
                 .failure(DownloadError(.transfer, "curl_easy_init failed", url: transfer.redactedURL)))
             return
@@ -615,8 +632,22 @@ final class TransferLane: @unchecked Sendable {
             else { continue }
             let code = message.pointee.data.result
             if code == CURLE_PEER_FAILED_VERIFICATION, retryWithWholeTrust(transfer, handle: handle) { continue }
-            finish(transfer, outcome(of: transfer, code: code))
+            guard let outcome = end(transfer, outcome(of: transfer, code: code)) else { continue }
+            let handler = transfer.handler
+            if handler.transferWillComplete(outcome) {
+                endsToReport.append((handler, outcome))
+            } else {
+                handler.transferDidComplete(outcome)
+            }
         }
+    }
+
+    /// Reports the ends kept for after the requests were sent.
+    private func reportEnds() {
+        guard !endsToReport.isEmpty else { return }
+        let ends = endsToReport
+        endsToReport.removeAll(keepingCapacity: true)
+        for end in ends { end.handler.transferDidComplete(end.outcome) }
     }
 
     /// A transfer whose connection failed verification against the CA directory alone, for want of a
@@ -680,8 +711,14 @@ final class TransferLane: @unchecked Sendable {
 
     /// Removes a transfer from curl and reports its outcome, once.
     private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
-        guard !transfer.isDone else { return }
+        if let outcome = end(transfer, outcome) { transfer.handler.transferDidComplete(outcome) }
+    }
+
+    /// Removes a transfer from curl, once: returns how it ended (nil when it had ended before).
+    private func end(_ transfer: Transfer, _ outcome: TransferOutcome) -> TransferOutcome? {
+        guard !transfer.isDone else { return nil }
         transfer.isDone = true
+        load.subtract(1, ordering: .relaxed)
         var outcome = outcome
         // Bytes gathered in this turn are written first, whatever the end (a canceled download resumes
         // from them), unless the handler refused bytes: it wants no more.
@@ -706,7 +743,7 @@ final class TransferLane: @unchecked Sendable {
         // curl/curl#20641 was fixed in 2026; a failed rewind, #18206).
         removeHandle(of: transfer, reusable: succeeded && transfer.stop == nil && !transfer.wasPaused)
         transfer.lane = nil
-        transfer.handler.transferDidComplete(outcome)
+        return outcome
     }
 
     /// Takes a transfer's easy handle out of curl and of the lane: kept for the next transfer when

@@ -25,6 +25,9 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         /// Retries used by this piece of work so far, over the steps it replaced.
         var retriesUsed = 0
         var completion: Completion?
+        /// What ``transferSucceeded(_:)`` said of a transfer that ended well, when it was asked early
+        /// (``transferWillComplete(_:)``): nil for a good end.
+        var earlyCheck: DownloadError??
     }
 
     private let state = Locked(State())
@@ -95,7 +98,9 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         guard let request = makeRequest() else {
             return finish(.failure(DownloadError(.transfer, "nothing to request", url: session.redactedURL)))
         }
-        let transfer = Transfer(request: request, handler: self, onThisLane: staysOnThisLane)
+        let transfer = Transfer(
+            request: request, handler: self,
+            laneTicket: session.engine.laneTicket(stayingOnThisLane: staysOnThisLane))
         let proceed = state.withLock { s -> Bool in
             guard case .idle = s.phase, !isCancelled else { return false }
             s.phase = .transferring(transfer, request)
@@ -160,13 +165,25 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         receive(bytes)
     }
 
+    /// A transfer that ended well and brought what was asked (``transferSucceeded(_:)``) gives its slot
+    /// to the next step in line: what is left (verify, flush, rename, end the job) transfers nothing,
+    /// and the next download's request leaves before it is done.
+    func transferWillComplete(_ outcome: TransferOutcome) -> Bool {
+        guard case .success(let response) = outcome else { return false }
+        let error = transferSucceeded(response)
+        state.withLock { $0.earlyCheck = .some(error) }
+        return error == nil && releaseSlot()
+    }
+
     func transferDidComplete(_ outcome: TransferOutcome) {
-        state.withLock { s in
+        let earlyCheck = state.withLock { s -> DownloadError?? in
             if case .transferring = s.phase { s.phase = .idle }
+            defer { s.earlyCheck = nil }
+            return s.earlyCheck
         }
         switch outcome {
         case .success(let response):
-            if let error = transferSucceeded(response) {
+            if let error = earlyCheck ?? transferSucceeded(response) {
                 failed(error)
             } else {
                 succeed { [self] in finish($0) }

@@ -92,6 +92,99 @@ final class TransferLaneTests: DownloadTestCase {
         XCTAssertTrue(lanes.allSatisfy { $0.all >= 3 }, "both lanes ran downloads: \(lanes)")
     }
 
+    /// Hands each stage of a transfer's end to closures, on the lane's thread.
+    private final class StagedHandler: TransferHandler, @unchecked Sendable {
+        let willComplete: @Sendable (TransferOutcome) -> Bool
+        let didComplete: @Sendable (TransferOutcome) -> Void
+
+        init(
+            willComplete: @escaping @Sendable (TransferOutcome) -> Bool = { _ in false },
+            didComplete: @escaping @Sendable (TransferOutcome) -> Void
+        ) {
+            self.willComplete = willComplete
+            self.didComplete = didComplete
+        }
+
+        func transferDidReceiveResponse(_ response: TransferResponse) -> ResponseVerdict { .proceed }
+        func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? { nil }
+        func transferWillComplete(_ outcome: TransferOutcome) -> Bool { willComplete(outcome) }
+        func transferDidComplete(_ outcome: TransferOutcome) { didComplete(outcome) }
+    }
+
+    private func request(_ path: String) -> TransferRequest {
+        TransferRequest(url: server.url(path), userAgent: "test", connectTimeout: 10, stallTimeout: 30, verifyTLS: true)
+    }
+
+    /// A transfer whose handler gave something away as it ended (a download's transfer slot, which
+    /// starts the next download) hears of its end only once the lane sent the request started
+    /// meanwhile: the next file's request does not wait for the previous file's rename and job end.
+    func testAnEndThatGaveItsSlotAwayIsReportedAfterTheRequestItStartedLeft() async throws {
+        server.serve("/ends/first", Resource(.generated(size: 1_000, seed: 1)))
+        server.serve("/ends/next", Resource(.generated(size: 1_000, seed: 2)))
+        let engine = TransferEngine(lanes: 1)
+        defer { engine.shutdown() }
+        let server = self.server!
+        let nextRequest = request("/ends/next")
+        let nextSentFirst = Locked<Bool?>(nil)
+        let ended = expectation(description: "both transfers ended")
+        ended.expectedFulfillmentCount = 2
+        let next = StagedHandler { outcome in
+            if case .success = outcome { ended.fulfill() }
+        }
+        let first = StagedHandler(
+            willComplete: { _ in
+                engine.submit(Transfer(request: nextRequest, handler: next))  // from the lane's thread
+                return true
+            },
+            didComplete: { outcome in
+                guard case .success = outcome else { return }
+                // The lane's thread is here: the next request went out before, or it cannot go out
+                // until this returns. (The wait bounds only a failure: the server reads what was sent.)
+                let deadline = Date() + 10
+                while server.requests(to: "/ends/next").isEmpty && Date() < deadline { usleep(1_000) }
+                nextSentFirst.withLock { $0 = !server.requests(to: "/ends/next").isEmpty }
+                ended.fulfill()
+            })
+        engine.submit(Transfer(request: request("/ends/first"), handler: first))
+        await fulfillment(of: [ended], timeout: 60)
+        XCTAssertEqual(nextSentFirst.withLock { $0 }, true)
+        XCTAssertEqual(server.requests(to: "/ends/next").count, 1)
+    }
+
+    /// A lane's thread that starts transfers (where a download ended) keeps them on its lane while that
+    /// lane runs no more than the other one plus one; past that they go to the other lane. Without the
+    /// bound, a lane whose thread also starts the downloads of others gathered nearly all of them.
+    func testTransfersStartedOnALaneStayThereOnlyWhileItIsNotTheBusierLane() async throws {
+        server.serve("/balance/first", Resource(.generated(size: 500, seed: 3)))
+        for index in 0..<6 {
+            server.serve("/balance/\(index)", Resource(.generated(size: 500, seed: UInt64(10 + index))))
+        }
+        let engine = TransferEngine(lanes: 2)
+        defer { engine.shutdown() }
+        let requests = (0..<6).map { request("/balance/\($0)") }
+        let tickets = Locked<[Int]>([])
+        let ended = expectation(description: "all transfers ended")
+        ended.expectedFulfillmentCount = 7
+        let each = StagedHandler { outcome in
+            if case .success = outcome { ended.fulfill() }
+        }
+        let first = StagedHandler { outcome in
+            guard case .success = outcome else { return }
+            // On lane 0's thread; no transfer runs anywhere.
+            for request in requests {
+                let ticket = engine.laneTicket(stayingOnThisLane: true)
+                tickets.withLock { $0.append(ticket % 2) }
+                engine.submit(Transfer(request: request, handler: each, laneTicket: ticket))
+            }
+            ended.fulfill()
+        }
+        engine.submit(Transfer(request: request("/balance/first"), handler: first, laneTicket: 0))
+        await fulfillment(of: [ended], timeout: 60)
+        // Loads after each: 1/0 (stay), 2/0 (stay), 2/1 (the other), 3/1, 3/2, 4/2.
+        XCTAssertEqual(tickets.withLock { $0 }, [0, 0, 1, 0, 1, 0])
+        for index in 0..<6 { XCTAssertEqual(server.requests(to: "/balance/\(index)").count, 1) }
+    }
+
     /// A lane reuses the easy handle of a finished transfer for the next one: nothing of the first
     /// transfer's request (its headers, its user agent) reaches the next, and a handle whose transfer
     /// failed is not the reason a later one fails.
