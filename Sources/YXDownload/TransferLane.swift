@@ -223,6 +223,8 @@ final class TransferLane: @unchecked Sendable {
             Thread.detachNewThread { [self] in run() }
         case .refused(let failure):
             guard case .add(let transfer) = command else { return }
+            // Never reached the lane's thread: it takes back the load `submit` added, without `markEnded`
+            // (whose `isDone` belongs to that thread).
             load.subtract(1, ordering: .relaxed)
             if let failure {
                 transfer.handler.transferDidComplete(
@@ -244,8 +246,7 @@ final class TransferLane: @unchecked Sendable {
                 return s.commands
             }
             for case .add(let transfer) in pending where !transfer.isDone {
-                transfer.isDone = true
-                load.subtract(1, ordering: .relaxed)
+                markEnded(transfer)
                 transfer.handler.transferDidComplete(
                     .failure(
                         DownloadError(
@@ -339,8 +340,7 @@ final class TransferLane: @unchecked Sendable {
                 return s.commands
             }
             for case .add(let transfer) in leftovers where !transfer.isDone {
-                transfer.isDone = true
-                load.subtract(1, ordering: .relaxed)
+                markEnded(transfer)
                 transfer.handler.transferDidComplete(.canceled)
             }
         }
@@ -354,8 +354,7 @@ final class TransferLane: @unchecked Sendable {
     private func add(_ transfer: Transfer) {
         guard !transfer.isDone else { return }
         guard let handle = spareHandles.popLast() ?? curl_easy_init() else {
-            transfer.isDone = true
-            load.subtract(1, ordering: .relaxed)
+            markEnded(transfer)
             transfer.handler.transferDidComplete(
                 .failure(DownloadError(.transfer, "curl_easy_init failed", url: transfer.redactedURL)))
             return
@@ -709,6 +708,13 @@ final class TransferLane: @unchecked Sendable {
         transfer.unreportedBytes = 0
     }
 
+    /// Marks a transfer ended on this lane and takes it off the lane's load: every end on the lane's thread
+    /// goes through here, so the load that `TransferEngine.laneTicket` reads cannot drift.
+    private func markEnded(_ transfer: Transfer) {
+        transfer.isDone = true
+        load.subtract(1, ordering: .relaxed)
+    }
+
     /// Removes a transfer from curl and reports its outcome, once.
     private func finish(_ transfer: Transfer, _ outcome: TransferOutcome) {
         if let outcome = end(transfer, outcome) { transfer.handler.transferDidComplete(outcome) }
@@ -717,8 +723,7 @@ final class TransferLane: @unchecked Sendable {
     /// Removes a transfer from curl, once: returns how it ended (nil when it had ended before).
     private func end(_ transfer: Transfer, _ outcome: TransferOutcome) -> TransferOutcome? {
         guard !transfer.isDone else { return nil }
-        transfer.isDone = true
-        load.subtract(1, ordering: .relaxed)
+        markEnded(transfer)
         var outcome = outcome
         // Bytes gathered in this turn are written first, whatever the end (a canceled download resumes
         // from them), unless the handler refused bytes: it wants no more.
