@@ -108,6 +108,46 @@ final class DownloadOperationGraphTests: DownloadTestCase {
         XCTAssertEqual(files(), ["first.bin", "second.bin"], "no .part left")
     }
 
+    /// A one-stream download with nothing left after its transfer but a length check and a rename (no
+    /// digest, no flush: `--no-sync`) gives its transfer slot away as the transfer ends, so the next
+    /// download's request leaves before the first download ends. The first one's end is observed where it
+    /// happens, on the transfer thread (its callback queue is a `DirectQueue`), and waits there for the
+    /// server to see the second request: had the first kept its slot to its end, the second could only
+    /// start after that callback returned, and its request would leave from this blocked thread. (The wait
+    /// bounds only a failure.)
+    func testADownloadWithNothingLeftToFlushGivesItsSlotAwayBeforeItEnds() async throws {
+        dispatcher.setLimit(1, for: DownloadQueue.probe)
+        dispatcher.setLimit(1, for: DownloadQueue.transfer)
+        server.serve("/first.bin", Resource(.generated(size: 20_000, seed: 38)))
+        server.serve("/second.bin", Resource(.generated(size: 1_000, seed: 39)))
+        let events = DirectQueue(label: "test.events")
+        let jobs = ["first.bin", "second.bin"].map { name in
+            DownloadJob(
+                url: server.url("/\(name)"), to: directory.appendingPathComponent(name), checksum: nil,
+                options: quickOptions(), engine: engine, callbackQueue: events.queue)
+        }
+        let seen = Locked<(onTransferThread: Bool, secondRequested: Bool)?>(nil)
+        let loopback = try XCTUnwrap(server)
+        let token = jobs[0].onFinish { _, _ in
+            let onTransferThread = TransferLane.current != nil
+            let deadline = Date() + 10
+            while loopback.requests(to: "/second.bin").isEmpty && Date() < deadline { usleep(1_000) }
+            seen.withLock { $0 = (onTransferThread, !loopback.requests(to: "/second.bin").isEmpty) }
+        }
+        for job in jobs { job.start(on: dispatcher) }
+        let firstValue = try await jobs[0].value
+        let secondValue = try await jobs[1].value
+        let first = try XCTUnwrap(firstValue as? DownloadResult)
+        let second = try XCTUnwrap(secondValue as? DownloadResult)
+        withExtendedLifetime(token) {}
+        let observed = try XCTUnwrap(seen.withLock { $0 }, "the first download's end was observed")
+        XCTAssertTrue(observed.onTransferThread, "delivered where the transfer ended")
+        XCTAssertTrue(observed.secondRequested, "the second request left before the first download ended")
+        XCTAssertEqual(try sha256(of: first.file), GeneratedContent.sha256(size: 20_000, seed: 38))
+        XCTAssertEqual(try sha256(of: second.file), GeneratedContent.sha256(size: 1_000, seed: 39))
+        XCTAssertEqual(files(), ["first.bin", "second.bin"], "no .part left")
+    }
+
     /// `onSaving` says when a download's bytes are in and only the flush and the rename remain: once per
     /// attempt, before the final name exists, for one stream and for parts; never without the flush.
     func testOnSavingIsCalledOnceBeforeTheFlushAndNeverWithoutOne() async throws {
