@@ -7,7 +7,7 @@
 // (sampled every 10 ms while the download runs). The file's SHA-256 is checked against the generator's.
 import Foundation
 import YXDownload
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTestServer
 
 let arguments = CommandLine.arguments

@@ -20,7 +20,7 @@ import Logging
 import YXJobStore
 import YXJobStorePostgres
 import YXJobStoreSQLite
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 struct Options {
     var postgres: String? = ProcessInfo.processInfo.environment["YXQUEUE_TEST_POSTGRES_URL"]

@@ -2,7 +2,7 @@ internal import CCurl
 import Dispatch
 import Foundation
 import Synchronization
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Makes finished `.part` files durable before their rename, many files per flush.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Downloads one URL to one file: resumable, segmented, retried, verified; the file appears under its
 /// final name only when it is whole.

@@ -1,5 +1,5 @@
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Builds a download's operation graph: probe → N parts → finalize.
 ///

@@ -1,5 +1,5 @@
 import Dispatch
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Samples a download's byte progress for one ``DownloadProgressUpdates`` iterator: a timer on a private
 /// queue reads ``DownloadJob/progressSnapshot`` and yields it when it changed; the job's terminal event

@@ -1,6 +1,6 @@
 internal import CCurl
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

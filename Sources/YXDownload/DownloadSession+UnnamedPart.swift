@@ -1,7 +1,7 @@
 internal import CCurl
 import Foundation
 import Synchronization
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

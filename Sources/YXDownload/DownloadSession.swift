@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

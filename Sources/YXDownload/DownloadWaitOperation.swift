@@ -1,5 +1,5 @@
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Waits for a time without a thread and without a transfer slot: the step before a deferred transfer
 /// (see ``TransferDeferral``). Canceling it ends the wait at once.

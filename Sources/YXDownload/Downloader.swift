@@ -1,7 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Downloads files over HTTP and HTTPS: the object most programs use. It owns what its downloads share
 /// (a ``TransferEngine`` with its threads, connections, host holds, disk flushes and speed limit) and a

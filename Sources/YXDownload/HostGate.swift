@@ -1,5 +1,5 @@
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Remembers, per origin (scheme, host and port), the time before which no new request may go out
 /// (after a 429 or 503 with `Retry-After`).

@@ -1,7 +1,7 @@
 internal import CCurl
 import Foundation
 import Synchronization
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// One thread of the ``TransferEngine``: it owns one curl multi handle and runs every transfer given to
 /// it, so the connections (keep-alive), TLS sessions and HTTP/2 streams of its transfers are reused

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// A download step that performs one HTTP transfer on the ``TransferEngine`` and handles its failures,
 /// without blocking a thread and without holding a transfer slot while it waits.

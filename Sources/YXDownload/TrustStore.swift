@@ -1,7 +1,7 @@
 internal import CCurl
 import Foundation
 import Synchronization
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Where a verified TLS connection finds the certificates it trusts.
 ///

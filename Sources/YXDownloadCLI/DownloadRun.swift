@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import YXDownload
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTerminal
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// SIGINT, SIGTERM and SIGHUP for the whole process: taken from their default action once, and handed
 /// to whoever asked for them last (``route(to:)``).

@@ -1,5 +1,5 @@
 import ArgumentParser
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTerminal
 
 /// What runs `yxdownload enqueue | worker | status` once they are parsed.

@@ -1,5 +1,5 @@
 import YXDownload
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// One ``RunReporter`` that jobs running at the same time report to, one call at a time: what
 /// `yxdownload worker` prints through. (A plain download's reporter is called on one serial queue

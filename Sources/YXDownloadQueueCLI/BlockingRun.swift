@@ -1,6 +1,6 @@
 import Dispatch
 import YXDownloadCLI
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Runs the async body of a store subcommand from `yxdownload`'s synchronous entry point
 /// (``YXDownloadMain/run(_:)``) and returns its exit status. The calling thread only waits: the body

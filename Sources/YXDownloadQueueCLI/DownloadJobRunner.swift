@@ -2,7 +2,7 @@ import Foundation
 import YXDownloadCLI
 import YXDownload
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTerminal
 
 /// Runs the stored downloads a `yxdownload worker` claims (``StoredDownload``): each becomes a

@@ -4,7 +4,7 @@ import YXDownload
 import YXDownloadCLI
 import YXJobStore
 import YXJobStoreSQLite
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTerminal
 
 /// A worker's settings, and its run.

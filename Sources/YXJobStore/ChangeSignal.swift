@@ -1,5 +1,5 @@
 import Dispatch
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// A generation counter that tasks can wait on: what a store's `waitForChange(after:timeout:)` is built on.
 ///

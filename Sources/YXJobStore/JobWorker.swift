@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import ServiceLifecycle
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Runs persistent jobs from a ``JobStore``: claims ready jobs of the names its runner knows, runs them,
 /// renews their leases, notices cancels, records outcomes, and retries failures with back-off.

@@ -1,5 +1,5 @@
 import Metrics
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// The worker's counters and timers, made once per job name (swift-metrics).
 ///

@@ -1,4 +1,4 @@
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Whether a store has concurrency limits at all, remembered for a second: what lets a claim take the
 /// unlimited path (one statement, no read of the limits) on a store that sets none.

@@ -1,5 +1,5 @@
 import Logging
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// What a running handler of a stored job knows of it and how it reports progress.
 ///

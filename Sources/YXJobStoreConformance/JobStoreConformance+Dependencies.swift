@@ -1,6 +1,6 @@
 import Foundation
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 extension JobStoreConformance {
     /// A job waits until all its prerequisites succeeded; a chain runs in order; an unknown prerequisite

@@ -1,6 +1,6 @@
 import Foundation
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Stored `JobDefinition`s run by a worker through a YXQueue `Dispatcher`
 /// (`JobRegistry.register(_:on:)`): the dispatcher's queue limits, graphs, retries within an attempt,

@@ -1,6 +1,6 @@
 import Foundation
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 extension JobStoreConformance {
     /// A limit set on the store holds across every claimer: many claims at once, from several store

@@ -1,6 +1,6 @@
 import Foundation
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 extension JobStoreConformance {
     /// A failed attempt comes back after its back-off and not before; a worker retries a failing handler

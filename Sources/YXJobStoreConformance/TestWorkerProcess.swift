@@ -1,6 +1,6 @@
 import Foundation
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

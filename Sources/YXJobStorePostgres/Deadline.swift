@@ -1,6 +1,6 @@
 import Dispatch
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// Runs an operation that may never finish, and gives up on it after a time.
 ///

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// The distributed job store: PostgreSQL, for many worker processes on many machines.
 ///

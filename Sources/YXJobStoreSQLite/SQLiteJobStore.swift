@@ -3,7 +3,7 @@ import Logging
 import GRDB
 import GRDBSQLite
 import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 #if canImport(Glibc)
 import Glibc

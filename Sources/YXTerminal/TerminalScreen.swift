@@ -1,4 +1,4 @@
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// The bottom of a terminal as a live area, redrawn in place (progress bars), with lines printed above
 /// it that scroll away as on any terminal (finished files, failures, log lines).

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import YXDownload
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 @testable import YXDownloadCLI
 import YXTerminal

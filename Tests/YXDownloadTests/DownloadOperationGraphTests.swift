@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTestServer
 
 @testable import YXDownload

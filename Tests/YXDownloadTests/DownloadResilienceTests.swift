@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 import XCTest
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTestServer
 
 @testable import YXDownload

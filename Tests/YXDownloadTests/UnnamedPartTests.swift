@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 import YXTestServer
 
 @testable import YXDownload

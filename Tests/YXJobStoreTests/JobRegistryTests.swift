@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import XCTest
 @testable import YXJobStore
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 final class JobRegistryTests: XCTestCase {
     private func claimed(_ name: String, _ payload: Data = Data()) -> ClaimedJob {

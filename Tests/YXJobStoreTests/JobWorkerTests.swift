@@ -6,7 +6,7 @@ import ServiceLifecycleTestKit
 import XCTest
 import YXJobStore
 import YXJobStoreSQLite
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 /// The worker on a real SQLite store in a temporary folder.
 final class JobWorkerTests: XCTestCase {

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// Awaiting jobs from Swift concurrency: `run`, `value` and `events` never run what a cancelled task
 /// asked for, never hang on a job that will not run, and let a cancelled waiter go.

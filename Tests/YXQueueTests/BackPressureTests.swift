@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// `submit` waits while `maxPendingJobs` jobs are active: a producer of many jobs keeps memory flat.
 final class BackPressureTests: XCTestCase {

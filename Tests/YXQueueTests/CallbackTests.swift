@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 final class CallbackTests: XCTestCase {
     func testCallbacksArriveInOrderOnTheCallbackQueueWithOneTerminal() async throws {

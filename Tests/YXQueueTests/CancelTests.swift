@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// An operation that runs until it is canceled and records when it saw the cancellation.
 final class UntilCanceledOperation: QueueOperation, @unchecked Sendable {

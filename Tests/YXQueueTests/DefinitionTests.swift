@@ -4,7 +4,7 @@ import InMemoryLogging
 import Logging
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// A definition with one synchronous body.
 private struct Square: JobDefinition {

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// `DirectQueue`: work runs on the thread that hands it over when the queue is idle, one item at a
 /// time, in order, "on" the dispatch queue; a thread that finds it held never waits.

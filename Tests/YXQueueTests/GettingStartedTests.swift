@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import XCTest
-import YXQueue
+@_spi(YXQueueInternals) import YXQueue
 
 // The code of Sources/YXQueue/YXQueue.docc/GettingStarted.md, verbatim (DocumentationTests checks that
 // every Swift block of the article appears here), compiled and run.

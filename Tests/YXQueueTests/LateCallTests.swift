@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// Calls that reach a manager late, from a thread that was held back while other threads moved the job
 /// on: a begin of an attempt that ended, a build that returns after its attempt ended, progress and

@@ -5,7 +5,7 @@ import Logging
 import MetricsTestKit
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// Logs through swift-log, counters and timers through swift-metrics, one observer for every job.
 final class ObservabilityTests: XCTestCase {

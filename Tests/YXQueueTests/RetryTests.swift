@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// An error that says whether trying again can help.
 private struct Flaky: TransientError, Equatable {

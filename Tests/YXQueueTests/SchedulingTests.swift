@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 final class SchedulingTests: XCTestCase {
     /// Asynchronous operations keep their slot until they complete, and the queue starts the next one

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import YXQueue
+@_spi(YXQueueInternals) @testable import YXQueue
 
 /// Records every callback of the jobs it observes and checks the delivery guarantees as they happen:
 /// callbacks of one job never overlap, arrive on the job's callback queue, and follow the order
