@@ -1,5 +1,5 @@
 import Synchronization
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 import YXTerminal
 
 /// The delegate form: a `JobDelegate` that receives the start, progress, finish and fail callbacks of

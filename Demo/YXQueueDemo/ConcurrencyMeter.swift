@@ -1,5 +1,5 @@
 import Synchronization
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 
 /// Counts how many steps of each queue are executing at the same moment, and the most it saw, so the
 /// demo can show that each queue's limit holds.

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Dispatch
 import Synchronization
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 import YXTerminal
 
 /// Ctrl-C during the demo: the first one cancels every job of the dispatcher (the demo then ends its

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import YXDownload
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 import YXTerminal
 
 /// The live list of downloads: one row per file, fed by each download's handle (its byte progress

@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 
 @testable import YXDownload
 

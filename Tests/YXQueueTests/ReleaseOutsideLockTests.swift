@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@_spi(YXQueueInternals) @testable import YXQueue
+@testable import YXQueue
 
 /// What a job lets go of while its state is locked (a removed observer's closure, the last attempt's
 /// error and operations) is released after the lock: its deinitializer is the user's code, and may
