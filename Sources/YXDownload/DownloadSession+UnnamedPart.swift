@@ -1,7 +1,7 @@
 internal import CCurl
 import Foundation
 import Synchronization
-@_spi(YXQueueInternals) import YXQueue
+import YXQueue
 
 #if canImport(Glibc)
 import Glibc
