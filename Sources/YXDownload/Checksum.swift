@@ -45,7 +45,7 @@ public struct Checksum: Sendable, Hashable, CustomStringConvertible {
     /// Parses `ALGORITHM=HEX`, e.g. `sha-256=…` (also `sha256`, `sha1`, `SHA-512`).
     public init?(parsing text: String) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
-        let name = text[..<equals].lowercased().replacingOccurrences(of: "_", with: "-")
+        let name = text[..<equals].lowercased().replacing("_", with: "-")
         let normalized = name.hasPrefix("sha") && !name.hasPrefix("sha-") ? "sha-" + name.dropFirst(3) : name
         guard let algorithm = Algorithm(rawValue: normalized) else { return nil }
         self.init(algorithm: algorithm, hex: String(text[text.index(after: equals)...]))

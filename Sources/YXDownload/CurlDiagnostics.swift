@@ -42,13 +42,13 @@ enum CurlDiagnostics {
 
     /// Whether a header's value is a credential, by its name.
     static func isSecret(headerName: some StringProtocol) -> Bool {
-        let name = headerName.lowercased().trimmingCharacters(in: .whitespaces)
+        let name = headerName.lowercased().trimmingWhitespace()
         if ["authorization", "proxy-authorization", "cookie", "set-cookie"].contains(name) { return true }
         // HTTP/2's pseudo-headers (`:authority` is the host and port, never a user: RFC 9113 8.3.1), and a
         // server's challenges (`WWW-Authenticate: Basic realm="…"`), which hold no secret and say why a
         // request was refused.
         if name.hasPrefix(":") || name == "www-authenticate" || name == "proxy-authenticate" { return false }
-        return ["auth", "token", "secret", "passw", "session", "cookie"].contains { name.contains($0) }
+        return ["auth", "token", "secret", "passw", "session", "cookie"].contains { name.firstRange(of: $0) != nil }
             || name.hasSuffix("key")
     }
 
@@ -62,7 +62,7 @@ enum CurlDiagnostics {
     /// a header quoted as `[name: value]` or `name: value`.
     static func redactedNote(_ line: String) -> String {
         var characters = Array(line)
-        if let user = line.range(of: "with user '") {
+        if let user = line.firstRange(of: "with user '") {
             let from = line.distance(from: line.startIndex, to: user.upperBound)
             if let to = characters[from...].firstIndex(of: "'") {
                 characters.replaceSubrange(from..<to, with: "[redacted]")

@@ -98,7 +98,7 @@ extension DownloadSession {
             return opaque(sent) != opaque(etag)
         }
         if let stored = resume.lastModified {
-            if stored.contains(" ") {
+            if stored.contains(" " as Character) {
                 return response.lastModified.map { $0 != stored } ?? false
             }
             return response.etag.map { opaque($0) != Substring(stored) } ?? false

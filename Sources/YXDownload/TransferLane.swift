@@ -123,7 +123,7 @@ final class TransferLane: @unchecked Sendable {
     static let initializeLibcurl: CURLcode = yx_curl_global_init()
 
     /// Why no lane can run, when curl could not be initialised.
-    private static let globalFailure: String? = {
+    static let globalFailure: String? = {
         let code = initializeLibcurl
         guard code != CURLE_OK else { return nil }
         return "the transfer engine could not start: curl_global_init failed (\(String(cString: curl_easy_strerror(code))))"
@@ -220,7 +220,9 @@ final class TransferLane: @unchecked Sendable {
         case .posted:
             return
         case .startThread:
-            Thread.detachNewThread { [self] in run() }
+            if !DetachedThread.start({ [self] in run() }) {
+                failStart("the transfer engine could not start: no thread could be made")
+            }
         case .refused(let failure):
             guard case .add(let transfer) = command else { return }
             // Never reached the lane's thread: it takes back the load `submit` added, without `markEnded`
@@ -237,24 +239,25 @@ final class TransferLane: @unchecked Sendable {
 
     // MARK: - The lane's thread
 
+    /// The lane's thread could not run: every transfer waiting in the inbox fails with `reason`, and the
+    /// lane can be started again by the next command.
+    private func failStart(_ reason: String) {
+        let pending = inbox.withLock { s -> [Command] in
+            s.threadRunning = false
+            defer { s.commands.removeAll() }
+            return s.commands
+        }
+        for case .add(let transfer) in pending where !transfer.isDone {
+            markEnded(transfer)
+            transfer.handler.transferDidComplete(.failure(DownloadError(.transfer, reason, url: transfer.redactedURL)))
+        }
+        threads.leave()
+    }
+
     private func run() {
         _ = yx_name_current_thread(String("yxdl.lane.\(number)".prefix(15)))
         guard let made = curl_multi_init() else {
-            let pending = inbox.withLock { s -> [Command] in
-                s.threadRunning = false
-                defer { s.commands.removeAll() }
-                return s.commands
-            }
-            for case .add(let transfer) in pending where !transfer.isDone {
-                markEnded(transfer)
-                transfer.handler.transferDidComplete(
-                    .failure(
-                        DownloadError(
-                            .transfer, "the transfer engine could not start: curl_multi_init failed",
-                            url: transfer.redactedURL)))
-            }
-            threads.leave()
-            return
+            return failStart("the transfer engine could not start: curl_multi_init failed")
         }
         _ = yx_multi_setopt_long(made, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         // Keep idle connections for reuse. curl's default cache is 4 per easy handle *currently added*, so
@@ -570,7 +573,7 @@ final class TransferLane: @unchecked Sendable {
             guard now > transfer.lastActivity, now - transfer.lastActivity > limit else { continue }
             let timeout = transfer.request.stallTimeout
             // `--timeout 0.5` is half a second, not "1 s".
-            let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(format: "%g", timeout)
+            let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
             finish(
                 transfer,
                 .failure(

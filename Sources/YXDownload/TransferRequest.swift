@@ -1,3 +1,4 @@
+internal import CCurl
 import Foundation
 
 /// One HTTP GET as the transfer engine performs it.
@@ -41,7 +42,7 @@ struct TransferResponse: Sendable {
     var etag: String? { headers.etag.flatMap(Self.validator) }
     /// `Last-Modified`, unless it holds a control character (it goes back to the server in `If-Range`).
     var lastModified: String? { headers.lastModified.flatMap(Self.validator) }
-    var isChunked: Bool { headers.transferEncoding?.lowercased().contains("chunked") ?? false }
+    var isChunked: Bool { headers.transferEncoding?.lowercased().firstRange(of: "chunked") != nil }
 
     /// `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`), or `bytes */TOTAL` on a 416.
     ///
@@ -146,24 +147,21 @@ struct TransferResponse: Sendable {
     }
 }
 
-/// HTTP dates (RFC 9110 IMF-fixdate, plus the two obsolete forms).
+/// HTTP dates (RFC 9110 IMF-fixdate, plus the two obsolete forms), read by libcurl's `curl_getdate`.
+///
+/// `DateFormatter` did this before, the only use of Foundation's formatters in the downloader: with it,
+/// the `yxdownload` binary linked ICU and the rest of swift-corelibs-foundation.
 enum HTTPDate {
-    private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
-
-    /// The date, or nil when `text` is not one of the three forms.
+    /// The date, or nil when `text` is not an HTTP date.
     ///
-    /// Only printable ASCII reaches `DateFormatter`: every HTTP date is, and on Linux
-    /// `DateFormatter.date(from:)` stops the process ("Incorrect range CFRange") on text such as `Sun` and a
-    /// combining mark (U+05BC), which a server can send in `Retry-After` (found by `scripts/fuzz`).
+    /// Only printable ASCII reaches the parser: every HTTP date is. (On Linux, `DateFormatter` stopped the
+    /// process on text such as `Sun` and a combining mark, U+05BC, which a server can send in
+    /// `Retry-After`: found by `scripts/fuzz`.) `curl_getdate` also takes a date without its time, and
+    /// returns -1 for the last second of 1969, which is then no date: neither matters for a `Retry-After`.
     static func parse(_ text: String) -> Date? {
-        guard text.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
-        for format in formats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { return nil }
+        let seconds = curl_getdate(text, nil)
+        guard seconds != -1 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 }

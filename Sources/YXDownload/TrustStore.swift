@@ -77,7 +77,7 @@ struct TrustStore: Sendable, Equatable {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
             let contents = FileManager.default.contents(atPath: caFile)
         else { return false }
-        return contents.range(of: Data("TRUSTED CERTIFICATE".utf8)) == nil
+        return contents.firstRange(of: Array("TRUSTED CERTIFICATE".utf8)) == nil
     }
 
     /// OpenSSL's verification results that other trust anchors can change: no trusted issuer found

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YXDownload
 import YXTerminal
 
 /// A transfer rate given on the command line: bytes per second with an optional binary suffix,
@@ -15,7 +16,7 @@ package struct ByteRate: ExpressibleByArgument, Equatable, CustomStringConvertib
     }
 
     package init?(argument: String) {
-        var text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        var text = argument.trimmingWhitespace().lowercased()
         for suffix in ["/s", "b", "i"] where text.hasSuffix(suffix) {
             text.removeLast(suffix.count)
         }

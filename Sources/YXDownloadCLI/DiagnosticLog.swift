@@ -38,7 +38,7 @@ package enum DiagnosticLog {
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where !hiddenKeys.contains(key) {
             let value = "\(value)"
             guard !value.isEmpty else { continue }
-            text += " \(key)=" + (value.contains(" ") ? "\"\(value)\"" : value)
+            text += " \(key)=" + (value.contains(" " as Character) ? "\"\(value)\"" : value)
         }
         return text
     }

@@ -140,7 +140,7 @@ struct DownloadListParser: Sendable {
         // `URL(string:)` would quietly escape these: a tab before a second URL (aria2's mirrors), a
         // comment after a space, a NUL would all become part of the path.
         if text.unicodeScalars.contains(where: isBlankOrControl) {
-            let hint = text.contains("://") ? " (a URL holds no spaces or control characters; write a space as %20)" : ""
+            let hint = text.firstRange(of: "://") != nil ? " (a URL holds no spaces or control characters; write a space as %20)" : ""
             return .failure(URLProblem(description: "not a URL: \(showingWideBlanks(redacted(text)))\(hint)"))
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
@@ -213,7 +213,7 @@ struct DownloadListParser: Sendable {
 
     /// Whether the authority of `text` (`scheme://[user@]host:PORT/…`) writes a port after its host.
     private static func writesAPort(_ text: String) -> Bool {
-        guard let slashes = text.range(of: "://") else { return false }
+        guard let slashes = text.firstRange(of: "://") else { return false }
         let authority = text[slashes.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority[...]
         let afterHost = hostAndPort.hasPrefix("[") ? hostAndPort.drop { $0 != "]" }.dropFirst() : hostAndPort.drop { $0 != ":" }
@@ -234,7 +234,7 @@ struct DownloadListParser: Sendable {
 
     /// Whether a relative path has a `..` component (after splitting on `/` and `\`).
     private static func climbs(_ path: String) -> Bool {
-        path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
+        path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains { $0 == ".." }
     }
 
     /// A URL-ish text without credentials, for error messages.

@@ -60,7 +60,7 @@ struct DownloadSources: Equatable {
     static func looksLikeURL(_ argument: String) -> Bool {
         let lowercased = argument.lowercased()
         if lowercased.hasPrefix("http:") || lowercased.hasPrefix("https:") { return true }
-        guard let separator = argument.range(of: "://") else { return false }
+        guard let separator = argument.firstRange(of: "://") else { return false }
         let scheme = argument[..<separator.lowerBound]
         return !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }

@@ -77,7 +77,7 @@ package struct EnqueueCommand: ParsableCommand {
 
     package func validate() throws {
         if case .failure(let problem) = source.sources {
-            throw ValidationError(problem.description.replacingOccurrences(of: DownloadSources.nothingToDownload, with: Self.nothingToQueue))
+            throw ValidationError(problem.description.replacing(DownloadSources.nothingToDownload, with: Self.nothingToQueue))
         }
         if let perHost, !(1...1000).contains(perHost) {
             throw ValidationError("--per-host must be between 1 and 1000 (got \(perHost)).")

@@ -78,7 +78,7 @@ package enum FailureMessage {
             }
             return "cannot connect to \(host) port \(port)\(attempts) (\(oneLine(error.message))): check the host and the network"
         case .timedOut:
-            if error.httpStatus == nil && error.message.lowercased().contains("connect") {
+            if error.httpStatus == nil && error.message.lowercased().firstRange(of: "connect") != nil {
                 return "no connection to \(host) port \(port) in time\(attempts): check the host and the network, "
                     + "or give --connect-timeout more seconds"
             }
@@ -213,7 +213,7 @@ package enum FailureMessage {
 
     /// The text on one line (a server's or curl's message may hold a line break).
     private static func oneLine(_ text: String) -> String {
-        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.joined(separator: " ")
     }
 
     private static let reasons: [Int: String] = [

@@ -91,7 +91,9 @@ final class InputList {
 
     /// An unlinked temporary file that keeps a list read from a pipe, for the second pass.
     private static func spoolFile() throws(OpenError) -> Int32 {
-        var template = Array((NSTemporaryDirectory() + "/yxdownload-list-XXXXXX").utf8CString)
+        // Where `TMPDIR` says, as `mktemp` does; `/tmp` without it.
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/yxdownload-list-XXXXXX").utf8CString)
         let spool = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard spool >= 0 else {
             throw OpenError(description: "cannot create a temporary file for the list: \(Self.reason(errno))")

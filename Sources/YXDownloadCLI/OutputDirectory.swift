@@ -32,12 +32,20 @@ package enum OutputDirectory {
         let code = errno
         if code == EEXIST { return isDirectory(path) ? 0 : ENOTDIR }
         guard code == ENOENT else { return code }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = parentPath(of: path)
         guard !parent.isEmpty, parent != path else { return code }
         let made = makeDirectories(parent)
         guard made == 0 else { return made }
         if mkdir(path, 0o777) == 0 { return 0 }
         return errno == EEXIST && isDirectory(path) ? 0 : errno
+    }
+
+    /// `path` without its last component: `a/b/` → `a`, `/a` → `/`, `a` → the empty path.
+    static func parentPath(of path: String) -> String {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return slash == 0 ? "/" : String(decoding: bytes[..<slash], as: UTF8.self)
     }
 
     /// The first of `folders` (path components under `root`, as `dir=` gives them) that is a symbolic

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import YXDownload
 import YXTerminal
 
 /// The entry point of `yxdownload`.
@@ -19,6 +20,8 @@ public enum YXDownloadMain {
     /// process becomes.
     package static func run(_ arguments: [String], queueCommands: (any QueueCommands)?) -> Int32 {
         QueueCommandSupport.install(queueCommands)
+        // The caller exits when this returns: not while libcurl's set-up still runs.
+        defer { LibcurlSetUp.waitIfStarted() }
         if CommandShape.answers(arguments) {
             // The download's help, completions and man page description, with its options at the top.
             do {
@@ -30,6 +33,9 @@ public enum YXDownloadMain {
             }
             return ExitStatus.success
         }
+        // Anything else may download: libcurl's set-up runs on the second core during the parse and the
+        // list's check, not on this thread after them (about 1 ms before the first request).
+        LibcurlSetUp.startInBackground()
         if let command = downloadParsedAlone(arguments) {
             return command.execute()
         }
@@ -71,7 +77,7 @@ public enum YXDownloadMain {
         for argument in arguments.dropFirst() {
             if argument == "--" { return nil }
             // `-d DIR`, `-dDIR`, `--dir DIR`, `--dir=DIR`; not a header value such as `-d foo: bar`.
-            guard !argument.contains(" ") else { continue }
+            guard !argument.contains(" " as Character) else { continue }
             let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : String(argument.prefix(2))
             if workerOptions.contains(name) { return name }
         }
@@ -136,7 +142,7 @@ public enum YXDownloadMain {
     private static func report(_ error: any Error, of command: any ParsableCommand.Type) -> Int32 {
         // Downloading is the default: `yxdownload --help` is its help, not `yxdownload download --help`.
         let message = command.fullMessage(for: error)
-            .replacingOccurrences(of: "'yxdownload download --help'", with: "'yxdownload --help'")
+            .replacing("'yxdownload download --help'", with: "'yxdownload --help'")
         if command.exitCode(for: error) == .success {
             Console.standard.writeOut(message.isEmpty ? "" : message + "\n")
             return ExitStatus.success

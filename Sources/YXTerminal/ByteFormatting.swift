@@ -47,12 +47,26 @@ package enum ByteFormatting {
     /// ByteFormatting.decimal(1.5, places: 1)     // "1.5"
     /// ByteFormatting.decimal(0.4219, places: 3)  // "0.422"
     /// ```
+    /// `value` as C's `printf("%.<places>f")` writes it, for the values ``decimal(_:places:)`` cannot
+    /// round itself (infinite, NaN, or beyond 2^53). Through `vsnprintf`, not `String(format:)`, which is
+    /// swift-corelibs-foundation's and would link all of it into the program.
+    private static func printed(_ value: Double, places: Int) -> String {
+        let format = "%.\(places)f"
+        let size = withVaList([value]) { vsnprintf(nil, 0, format, $0) }
+        guard size >= 0 else { return value.description }
+        var buffer = [CChar](repeating: 0, count: Int(size) + 1)
+        _ = buffer.withUnsafeMutableBufferPointer { out in
+            withVaList([value]) { vsnprintf(out.baseAddress, out.count, format, $0) }
+        }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
     package static func decimal(_ value: Double, places: Int) -> String {
         let places = min(3, max(0, places))
         let scale: UInt64 = [1, 10, 100, 1000][places]
         let scaled = (value.magnitude * Double(scale)).rounded(.toNearestOrEven)
         // Beyond 2^53 a Double holds no fraction, and beyond UInt64 it no longer converts.
-        guard value.isFinite, scaled < 9.0e15 else { return String(format: "%.\(places)f", value) }
+        guard value.isFinite, scaled < 9.0e15 else { return printed(value, places: places) }
         let units = UInt64(scaled)
         var text = value.sign == .minus ? "-" : ""
         text += String(units / scale)

@@ -314,7 +314,8 @@ final class CommandPartsTests: XCTestCase {
         }
         XCTAssertGreaterThan(compared, 19_000)
         for (value, places, text) in [(0.0, 2, "0.00"), (1.5, 1, "1.5"), (0.25, 1, "0.2"), (0.35, 0, "0"), (9.995, 3, "9.995"),
-                                      (1023.96, 1, "1024.0"), (-2.5, 0, "-2"), (1e300, 1, String(format: "%.1f", 1e300))] {
+                                      (1023.96, 1, "1024.0"), (-2.5, 0, "-2"), (1e300, 1, String(format: "%.1f", 1e300)),
+                                      (.infinity, 2, String(format: "%.2f", Double.infinity)), (-1e17, 0, String(format: "%.0f", -1e17))] {
             XCTAssertEqual(ByteFormatting.decimal(value, places: places), text, "\(value)")
         }
     }

@@ -116,6 +116,17 @@ final class TransferResponseTests: XCTestCase {
         XCTAssertNotNil(HTTPDate.parse("Sun Nov  6 08:49:37 1994"))
     }
 
+    func testHTTPDatesOfTheThreeFormsAreTheSameMoment() {
+        // RFC 9110 §5.6.7's example, in IMF-fixdate and the two obsolete forms.
+        for text in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
+            XCTAssertEqual(HTTPDate.parse(text)?.timeIntervalSince1970, 784_111_777, text)
+        }
+        XCTAssertEqual(HTTPDate.parse("Fri, 31 Dec 2100 23:59:59 GMT")?.timeIntervalSince1970, 4_133_980_799)
+        for text in ["", "Sunday", "2015", "12:00:00", "Wed, 21 Oct 2015 07:28:00 GM", "garbage words here", "1e400120"] {
+            XCTAssertNil(HTTPDate.parse(text), text)
+        }
+    }
+
     func testValidatorsWithControlCharactersAreNotSentBack() {
         // Fuzzer inputs: a bare CR or a vertical tab inside ETag or Last-Modified, which go back to the
         // server in If-Range.

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A POSIX thread that runs one closure and ends, with nobody to join it.
+///
+/// `Foundation.Thread` would do the same, but it is the one part of swift-corelibs-foundation that the
+/// downloader used: the `yxdownload` binary linked all of it for `Thread` (with CoreFoundation and
+/// ICU's data), 78 MB, and each start of the command paid for its relocations, page faults and
+/// conformance records. The transfer lanes and libcurl's set-up start their threads here.
+///
+/// ```swift
+/// guard DetachedThread.start({ work() }) else { reportThatNothingRuns() }
+/// ```
+enum DetachedThread {
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+
+    /// Runs `body` on a new thread. Returns false when the system could make no thread (`body` then
+    /// never runs).
+    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        let made = pthread_create(&thread, nil, { context in
+            Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard made == 0, let thread else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        #else
+        var thread = pthread_t()
+        let made = pthread_create(&thread, nil, { context in
+            if let context { Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run() }
+            return nil
+        }, context)
+        guard made == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        #endif
+        pthread_detach(thread)
+        return true
+    }
+}
