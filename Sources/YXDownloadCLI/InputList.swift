@@ -96,7 +96,8 @@ final class InputList {
         var template = Array((directory + "/yxdownload-list-XXXXXX").utf8CString)
         let spool = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard spool >= 0 else {
-            throw OpenError(description: "cannot create a temporary file for the list: \(Self.reason(errno))")
+            let reason = Self.reason(errno)
+            throw OpenError(description: "cannot create a temporary file for the list in \(directory) (TMPDIR): \(reason)")
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         return spool

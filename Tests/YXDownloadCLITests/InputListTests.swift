@@ -172,6 +172,25 @@ final class InputListTests: XCTestCase {
         XCTAssertEqual(reread(list).map(\.url.absoluteString), ["http://a.example/1", "http://a.example/2", "http://a.example/3"])
     }
 
+    /// Standard input is kept in a temporary file in `TMPDIR` (as `mktemp` does), or `/tmp`; a folder
+    /// that cannot hold it is named in the error.
+    func testTheTemporaryCopyOfStandardInputGoesWhereTMPDIRSays() throws {
+        let saved = getenv("TMPDIR").map { String(cString: $0) }
+        defer {
+            if let saved { setenv("TMPDIR", saved, 1) } else { unsetenv("TMPDIR") }
+        }
+        let missing = directory.appendingPathComponent("no-such-folder").path
+        setenv("TMPDIR", missing, 1)
+        XCTAssertThrowsError(try InputList(path: "-")) { error in
+            let description = (error as? InputList.OpenError)?.description ?? "\(error)"
+            XCTAssertTrue(description.contains("in \(missing) (TMPDIR)"), description)
+        }
+        setenv("TMPDIR", directory.path, 1)
+        XCTAssertNoThrow(try InputList(path: "-"))
+        unsetenv("TMPDIR")
+        XCTAssertNoThrow(try InputList(path: "-"))
+    }
+
     func testAnEmptyListHasNoEntries() throws {
         let list = try InputList(path: try write("# nothing\n\n"))
         XCTAssertEqual(try list.check().entries, 0)
