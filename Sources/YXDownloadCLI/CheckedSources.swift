@@ -21,15 +21,23 @@ struct CheckedSources {
     ///
     /// - Parameters:
     ///   - outcome: The end of the message for a bad list: what was not done ("nothing was downloaded").
+    ///   - onHTTPS: Called once, as soon as an `https` URL is found (among the arguments or in the list).
     /// - Returns: The checked sources, or `nil` after a problem was printed (exit 2).
-    static func check(_ sources: DownloadSources, console: Console, outcome: String) -> CheckedSources? {
+    static func check(
+        _ sources: DownloadSources, console: Console, outcome: String, onHTTPS: (() -> Void)? = nil
+    ) -> CheckedSources? {
         var checked = CheckedSources(sources: sources, list: nil, listed: sources.urls.count)
+        var onHTTPS = onHTTPS
+        if let call = onHTTPS, sources.urls.contains(where: \.usesTLS) {
+            onHTTPS = nil
+            call()
+        }
         guard let path = sources.listPath else { return checked }
         let check: InputList.Check
         let opened: InputList
         do {
             opened = try InputList(path: path)
-            check = try opened.check()
+            check = try opened.check(onHTTPS: onHTTPS)
         } catch {
             console.writeErr("yxdownload: \(error)\n")
             return nil

@@ -74,7 +74,10 @@ struct DownloadCommand: ParsableCommand {
         guard case .success(let sources) = arguments.source.sources else {
             return ExitStatus.usage  // validate() said why
         }
-        guard let checked = CheckedSources.check(sources, console: console, outcome: "nothing was downloaded") else {
+        // OpenSSL's first-use work runs on another core while the list is checked, if the run uses HTTPS.
+        let checked = CheckedSources.check(
+            sources, console: console, outcome: "nothing was downloaded", onHTTPS: LibcurlSetUp.warmUpTLSInBackground)
+        guard let checked else {
             return ExitStatus.usage
         }
         guard let directory = OutputDirectory.create(arguments.dir, console: console) else { return ExitStatus.usage }

@@ -112,14 +112,22 @@ final class InputList {
     }
 
     /// The first pass: parses every line and reports every error.
-    func check() throws(OpenError) -> Check {
+    ///
+    /// - Parameter onHTTPS: Called once, at the first valid `https` entry (to start what TLS needs
+    ///   while the check goes on).
+    func check(onHTTPS: (() -> Void)? = nil) throws(OpenError) -> Check {
         var parser = DownloadListParser(fileName: displayName)
         var reader = LineReader(fd: source, copyTo: spooled ? fd : nil)
         var result = Check()
         var kept: [DownloadListEntry]? = []
         var fingerprints: [Int] = []
+        var onHTTPS = onHTTPS
         func keep(_ entry: DownloadListEntry) {
             result.entries += 1
+            if let call = onHTTPS, entry.usesTLS {
+                onHTTPS = nil
+                call()
+            }
             fingerprints.append(entry.fingerprint)
             guard kept != nil else { return }
             if result.entries > retainLimit { kept = nil } else { kept?.append(entry) }
@@ -234,6 +242,12 @@ final class InputList {
 }
 
 extension DownloadListEntry {
+    /// Whether the URL's scheme is `https` (in any case).
+    var usesTLS: Bool {
+        let scheme = url.absoluteString.utf8.prefix(6)
+        return scheme.count == 6 && zip(scheme, "https:".utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+    }
+
     /// A number that tells this entry from another (its line aside: a comment added above it does not
     /// change it), for the second pass of a list to recognise the entries the check found.
     fileprivate var fingerprint: Int {

@@ -5,6 +5,7 @@ import Glibc
 #endif
 
 @testable import YXDownloadCLI
+import YXTerminal
 
 /// The list's two passes: a short list is parsed once (the downloads get the entries that were
 /// checked), a long one is read again.
@@ -92,6 +93,38 @@ final class InputListTests: XCTestCase {
         XCTAssertEqual(entries.map(\.line), [2, 4, 6])
         XCTAssertEqual(entries.map(\.out), ["one.bin", nil, nil])
         XCTAssertEqual(entries.map(\.dir), [[], [], ["sub"]])
+    }
+
+    /// The TLS warm-up starts at the first `https` entry (whatever the scheme's case), once; a list
+    /// without one never starts it.
+    func testTheFirstHTTPSEntryIsAnnouncedOnce() throws {
+        var announced: [Int] = []
+        let mixed = try InputList(path: try write("http://a.example/1\nHTTPS://a.example/2\nhttps://a.example/3\n"))
+        var check = try mixed.check(onHTTPS: { announced.append(mixed.checkedEntries?.count ?? -1) })
+        XCTAssertEqual(check.entries, 3)
+        XCTAssertEqual(announced.count, 1)
+        let plain = try InputList(path: try write("http://a.example/1\n# https://a.example/2\nhttp://https.example/3\n"))
+        check = try plain.check(onHTTPS: { announced.append(0) })
+        XCTAssertEqual(check.entries, 2)
+        XCTAssertEqual(announced.count, 1)
+    }
+
+    /// An `https` URL among the arguments starts the warm-up before the list is read; with none, the
+    /// list's first `https` entry does; a bad list still gets its check (and the warm-up, harmlessly).
+    func testAnHTTPSArgumentIsAnnouncedBeforeTheListIsRead() throws {
+        let console = Console(
+            writeOut: { _ in }, writeErr: { _ in }, isTerminal: false, errorSharesTerminal: false, size: { (80, 24) })
+        let path = try write("http://a.example/1\nhttps://a.example/2\n")
+        var announced = 0
+        var sources = try DownloadSources.from(arguments: ["https://b.example/x"], inputFile: path).get()
+        XCTAssertNotNil(CheckedSources.check(sources, console: console, outcome: "-", onHTTPS: { announced += 1 }))
+        XCTAssertEqual(announced, 1)
+        sources = try DownloadSources.from(arguments: ["http://b.example/x"], inputFile: path).get()
+        XCTAssertNotNil(CheckedSources.check(sources, console: console, outcome: "-", onHTTPS: { announced += 1 }))
+        XCTAssertEqual(announced, 2)
+        sources = try DownloadSources.from(arguments: ["http://b.example/x"], inputFile: nil).get()
+        XCTAssertNotNil(CheckedSources.check(sources, console: console, outcome: "-", onHTTPS: { announced += 1 }))
+        XCTAssertEqual(announced, 2)
     }
 
     func testALongerListIsReadAgainWithTheSameEntries() throws {

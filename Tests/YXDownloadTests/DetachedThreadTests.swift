@@ -32,4 +32,12 @@ final class DetachedThreadTests: XCTestCase {
         LibcurlSetUp.waitIfStarted()
         XCTAssertNil(TransferLane.globalFailure)
     }
+
+    func testTheTLSWarmUpStartedAheadIsDoneWhenTheWaitReturns() {
+        LibcurlSetUp.warmUpTLSInBackground()
+        LibcurlSetUp.warmUpTLSInBackground()  // once only
+        LibcurlSetUp.waitIfStarted()
+        XCTAssertTrue(LibcurlSetUp.tlsWarmedUp.load(ordering: .acquiring))
+        XCTAssertNil(TransferLane.globalFailure)
+    }
 }
