@@ -26,6 +26,9 @@ struct WorkerSettings: Sendable {
 
     /// Opens the store, runs the worker until it stops, prints the summary; returns the exit status.
     func run(console: Console) async -> Int32 {
+        // A worker runs for long and will most likely meet HTTPS: OpenSSL's first-use work (about 5 ms,
+        // see `LibcurlSetUp`) runs on another core while the store opens, not at the first connection.
+        LibcurlSetUp.warmUpTLSInBackground()
         // On a terminal (without --json or -q): bars for the running downloads, as a download draws them.
         let screen = !json && !quiet && console.isTerminal ? TerminalScreen(console: console) : nil
         let logger = DiagnosticLog.logger(verbosity: verbose) { line in
