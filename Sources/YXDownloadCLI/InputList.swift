@@ -242,7 +242,8 @@ final class InputList {
 }
 
 extension DownloadListEntry {
-    /// Whether the URL's scheme is `https` (in any case).
+    /// Whether the URL's scheme is `https` (in any case). Read from the URL's first bytes: `URL.scheme`
+    /// costs about 450 instructions, asked of every entry of a list without `https`.
     var usesTLS: Bool {
         let scheme = url.absoluteString.utf8.prefix(6)
         return scheme.count == 6 && zip(scheme, "https:".utf8).allSatisfy { $0 | 0x20 == $1 | 0x20 }

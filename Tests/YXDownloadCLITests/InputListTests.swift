@@ -109,8 +109,9 @@ final class InputListTests: XCTestCase {
         XCTAssertEqual(announced, 1)
     }
 
-    /// An `https` URL among the arguments starts the warm-up before the list is read; with none, the
-    /// list's first `https` entry does; a bad list still gets its check (and the warm-up, harmlessly).
+    /// An `https` URL among the arguments starts the warm-up before the list is read (once, whatever the
+    /// list holds; even when the list then cannot be read); with none, the list's first `https` entry
+    /// does; with neither, nothing does.
     func testAnHTTPSArgumentIsAnnouncedBeforeTheListIsRead() throws {
         let console = Console(
             writeOut: { _ in }, writeErr: { _ in }, isTerminal: false, errorSharesTerminal: false, size: { (80, 24) })
@@ -125,6 +126,10 @@ final class InputListTests: XCTestCase {
         sources = try DownloadSources.from(arguments: ["http://b.example/x"], inputFile: nil).get()
         XCTAssertNotNil(CheckedSources.check(sources, console: console, outcome: "-", onHTTPS: { announced += 1 }))
         XCTAssertEqual(announced, 2)
+        let missing = directory.appendingPathComponent("missing.txt").path
+        sources = try DownloadSources.from(arguments: ["https://b.example/x"], inputFile: missing).get()
+        XCTAssertNil(CheckedSources.check(sources, console: console, outcome: "-", onHTTPS: { announced += 1 }))
+        XCTAssertEqual(announced, 3)
     }
 
     func testALongerListIsReadAgainWithTheSameEntries() throws {
