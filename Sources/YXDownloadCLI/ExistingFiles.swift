@@ -67,11 +67,10 @@ struct ExistingFiles {
             listings[key] = listing
         }
         guard let names = listing?.names else { return .unknown }
-        if names.contains(PathHash.of("", name)) { return .file }
-        if names.contains(PathHash.of("", name, adding: ".part")) || names.contains(PathHash.of("", name, adding: ".part.meta")) {
-            return .partial
-        }
-        return .none
+        if names.isEmpty { return .none }  // a new or empty folder, as most runs find it: nothing to hash
+        let hashes = PathHash.ofNameAndPartials("", name)
+        if names.contains(hashes.name) { return .file }
+        return names.contains(hashes.part) || names.contains(hashes.meta) ? .partial : .none
     }
 
     /// The hashes of a folder's names; an empty set for a folder that does not exist yet; nil when it

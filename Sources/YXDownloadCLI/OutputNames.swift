@@ -39,10 +39,11 @@ struct OutputNames {
     /// The name the entry will use in `directory` (path components under the output directory).
     mutating func claim(directory: [String], name: String) -> String {
         let prefix = directory.isEmpty ? Self.topLevel : directory.joined(separator: "/") + "/"
-        let key = PathHash.of(prefix, name)
+        let hashes = PathHash.ofNameAndPartials(prefix, name)
+        let key = hashes.name
         var counter = nextSuffix[key] ?? 0
         var candidate = counter == 0 ? Self.fitted(name, suffix: "") : Self.fitted(name, suffix: ".\(counter)")
-        while isTaken(prefix, candidate) {
+        while isTaken(prefix, candidate, hashes: candidate == name ? hashes : nil) {
             counter += 1
             candidate = Self.fitted(name, suffix: ".\(counter)")
         }
@@ -52,16 +53,13 @@ struct OutputNames {
     }
 
     /// Whether `name`, its partial files, or the final file whose partial file `name` would be, is
-    /// already claimed.
-    private func isTaken(_ prefix: String, _ name: String) -> Bool {
-        if taken.contains(PathHash.of(prefix, name)) { return true }
-        for suffix in Self.partSuffixes {
-            if taken.contains(PathHash.of(prefix, name, adding: suffix)) { return true }
-            if name.utf8.count > suffix.utf8.count, name.utf8.reversed().starts(with: suffix.utf8.reversed()),
-                taken.contains(PathHash.of(prefix, name, droppingLast: suffix.utf8.count))
-            {
-                return true
-            }
+    /// already claimed. `hashes`: those of `name` and its partial files, when known.
+    private func isTaken(_ prefix: String, _ name: String, hashes: (name: Int, part: Int, meta: Int)?) -> Bool {
+        let own = hashes ?? PathHash.ofNameAndPartials(prefix, name)
+        if taken.contains(own.name) || taken.contains(own.part) || taken.contains(own.meta) { return true }
+        for suffix in Self.partSuffixes
+        where name.utf8.count > suffix.utf8.count && name.utf8.reversed().starts(with: suffix.utf8.reversed()) {
+            if taken.contains(PathHash.of(prefix, name, droppingLast: suffix.utf8.count)) { return true }
         }
         return false
     }
