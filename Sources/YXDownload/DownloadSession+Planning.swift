@@ -16,7 +16,7 @@ extension DownloadSession {
     ///
     /// - Returns: whether a network probe is needed to plan segments.
     func prepare() throws(DownloadError) -> Bool {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard url.webScheme != nil else {
             throw DownloadError(.unsupportedScheme, "only http and https URLs are supported", url: redactedURL)
         }
         // A line break in a header or the user agent would add header lines of its own to the request:

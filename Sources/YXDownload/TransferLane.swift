@@ -386,7 +386,7 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, request.verifyTLS ? 1 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, request.verifyTLS ? 2 : 0)
         _ = yx_easy_setopt_long(handle, CURLOPT_HTTP_VERSION, YX_CURL_HTTP_VERSION_2TLS)
-        let isHTTPS = request.url.scheme?.lowercased() == "https"
+        let isHTTPS = request.url.webScheme == .https
         // A first try over https trusts the CA directory alone where that applies (see TrustStore); a
         // retry, an origin known to need more, and plain http (a redirect to https included) get the
         // whole setting. The system's rule is looked up only here: a run of plain http never reads it.
