@@ -274,19 +274,24 @@ extension DownloadSession {
     /// instead: a `Range` without `If-Range` would glue the rest of whatever the server holds now to the
     /// bytes of an earlier version (found by a review: a retry after a broken connection did, exit 0).
     func request(forSegment index: Int) -> TransferRequest {
-        var request = baseRequest()
-        state.withLock { s in
+        // The range is read under the lock, the request built outside it: a request captured by the lock's
+        // closure was copied once more on its way out (a retain and a release of each of its strings).
+        let range = state.withLock { s -> (start: Int64, end: Int64?, validator: String?)? in
             let segment = s.resume.segments[index]
             let isSingle = s.resume.segments.count == 1
             if isSingle && segment.next > 0 && s.resume.validator == nil {
                 Self.startOver(&s, fd: s.fd, url: redactedURL)
                 s.resume.segments = [.init(start: 0, end: nil, done: 0)]
-                return
+                return nil
             }
-            if isSingle && segment.next == 0 { return }
-            request.rangeStart = segment.next
-            request.rangeEnd = isSingle ? nil : segment.end
-            request.ifRange = s.resume.validator
+            if isSingle && segment.next == 0 { return nil }
+            return (segment.next, isSingle ? nil : segment.end, s.resume.validator)
+        }
+        var request = baseRequest()
+        if let range {
+            request.rangeStart = range.start
+            request.rangeEnd = range.end
+            request.ifRange = range.validator
         }
         return request
     }

@@ -40,11 +40,13 @@ final class DownloadSession: @unchecked Sendable {
     let redactedURL: String
     /// The final file (its URL made only for the result, when the job was given a path).
     let final: FileLocation
-    /// The three paths as strings, made once: `URL.path` and `appendingPathExtension` cost tens of
-    /// thousands of instructions each on Linux.
+    /// The final and partial paths as strings, made once: `URL.path` and `appendingPathExtension` cost
+    /// tens of thousands of instructions each on Linux.
     let finalPath: String
     let partPath: String
-    let metaPath: String
+    /// The sidecar's path, made when asked: a download that starts in a fresh folder and ends well never
+    /// needs it.
+    var metaPath: String { partPath + ".meta" }
     let options: DownloadOptions
     let checksum: Checksum?
     let engine: TransferEngine
@@ -119,7 +121,6 @@ final class DownloadSession: @unchecked Sendable {
         self.final = final
         self.finalPath = final.path
         self.partPath = final.path + ".part"
-        self.metaPath = final.path + ".part.meta"
         self.options = options
         self.checksum = checksum
         self.engine = engine

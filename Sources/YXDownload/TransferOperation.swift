@@ -14,7 +14,8 @@ import Logging
 class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
     private enum Phase {
         case idle
-        case transferring(Transfer, TransferRequest)
+        /// The request is the transfer's (``Transfer/request``, immutable): no copy of it here.
+        case transferring(Transfer)
         /// Waiting in place (``DownloadOptions/keepsSlotWhileWaiting``) for this timer, which begins again.
         case waiting(DispatchWorkItem)
         case done
@@ -74,7 +75,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
     override func operationDidCancel() {
         let (transfer, timer): (Transfer?, DispatchWorkItem?) = state.withLock { s in
             switch s.phase {
-            case .transferring(let transfer, _): (transfer, nil)
+            case .transferring(let transfer): (transfer, nil)
             case .waiting(let timer): (nil, timer)
             case .idle, .done: (nil, nil)
             }
@@ -103,7 +104,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             laneTicket: session.engine.laneTicket(stayingOnThisLane: staysOnThisLane))
         let proceed = state.withLock { s -> Bool in
             guard case .idle = s.phase, !isCancelled else { return false }
-            s.phase = .transferring(transfer, request)
+            s.phase = .transferring(transfer)
             return true
         }
         guard proceed else { return finish(.failure(CancellationError())) }
@@ -111,7 +112,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             "request",
             metadata: [
                 "url": "\(session.redactedURL)", "step": "\(resourceIdentifier ?? queue)",
-                "range": "\(request.curlRange ?? "")", "if-range": "\(request.ifRange ?? "")",
+                "range": "\(transfer.request.curlRange ?? "")", "if-range": "\(transfer.request.ifRange ?? "")",
             ])
         session.engine.submit(transfer)
     }
@@ -157,8 +158,8 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
                 "length": "\(response.contentLength.map(String.init) ?? "")",
                 "content-range": "\(response.headers.contentRange ?? "")",
             ])
-        guard let request = currentRequest else { return .proceed }
-        return accept(response, for: request)
+        guard let transfer = currentTransfer else { return .proceed }
+        return accept(response, for: transfer.request)
     }
 
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {
@@ -197,9 +198,9 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         }
     }
 
-    private var currentRequest: TransferRequest? {
+    private var currentTransfer: Transfer? {
         state.withLock { s in
-            if case .transferring(_, let request) = s.phase { return request }
+            if case .transferring(let transfer) = s.phase { return transfer }
             return nil
         }
     }
