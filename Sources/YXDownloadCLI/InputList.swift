@@ -242,7 +242,7 @@ final class InputList {
 }
 
 extension DownloadListEntry {
-    /// Whether the URL's scheme is `https` (in any case), read from its first bytes (``Foundation/URL/webScheme``):
+    /// Whether the URL's scheme is `https` (in any case), read from its first bytes (`URL.webScheme`):
     /// asked of every entry of a list without `https`.
     var usesTLS: Bool { url.webScheme == .https }
 
