@@ -157,32 +157,45 @@ final class TransferLaneTests: DownloadTestCase {
     func testTransfersStartedOnALaneStayThereOnlyWhileItIsNotTheBusierLane() async throws {
         server.serve("/balance/first", Resource(.generated(size: 500, seed: 3)))
         for index in 0..<6 {
-            server.serve("/balance/\(index)", Resource(.generated(size: 500, seed: UInt64(10 + index))))
+            // Held until canceled: a transfer on the other lane must not end while the tickets are taken,
+            // or that lane's load falls and the choices depend on how fast its thread ran.
+            server.serve(
+                "/balance/\(index)",
+                Resource(.generated(size: 500, seed: UInt64(10 + index)), failures: [.stall(afterBytes: 0, seconds: .infinity)]))
         }
         let engine = TransferEngine(lanes: 2)
         defer { engine.shutdown() }
         let requests = (0..<6).map { request("/balance/\($0)") }
         let tickets = Locked<[Int]>([])
-        let ended = expectation(description: "all transfers ended")
-        ended.expectedFulfillmentCount = 7
-        let each = StagedHandler { outcome in
-            if case .success = outcome { ended.fulfill() }
-        }
+        let held = Locked<[Transfer]>([])
+        let taken = expectation(description: "the tickets were taken")
+        let ended = expectation(description: "the held transfers ended")
+        ended.expectedFulfillmentCount = 6
+        let each = StagedHandler { _ in ended.fulfill() }
         let first = StagedHandler { outcome in
             guard case .success = outcome else { return }
             // On lane 0's thread; no transfer runs anywhere.
             for request in requests {
                 let ticket = engine.laneTicket(stayingOnThisLane: true)
                 tickets.withLock { $0.append(ticket % 2) }
-                engine.submit(Transfer(request: request, handler: each, laneTicket: ticket))
+                let transfer = Transfer(request: request, handler: each, laneTicket: ticket)
+                held.withLock { $0.append(transfer) }
+                engine.submit(transfer)
             }
-            ended.fulfill()
+            taken.fulfill()
         }
         engine.submit(Transfer(request: request("/balance/first"), handler: first, laneTicket: 0))
-        await fulfillment(of: [ended], timeout: 60)
+        await fulfillment(of: [taken], timeout: 60)
         // Loads after each: 1/0 (stay), 2/0 (stay), 2/1 (the other), 3/1, 3/2, 4/2.
         XCTAssertEqual(tickets.withLock { $0 }, [0, 0, 1, 0, 1, 0])
+        // Every request reached the server (each lane sent its own); then the held transfers are let go.
+        let deadline = Date() + 60
+        while (0..<6).contains(where: { server.requests(to: "/balance/\($0)").isEmpty }) && Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
         for index in 0..<6 { XCTAssertEqual(server.requests(to: "/balance/\(index)").count, 1) }
+        for transfer in held.withLock({ $0 }) { engine.cancel(transfer) }
+        await fulfillment(of: [ended], timeout: 60)
     }
 
     /// A lane reuses the easy handle of a finished transfer for the next one: nothing of the first
