@@ -24,13 +24,14 @@ final class ConcurrencyLimitTests: CLITestCase {
         return (kinds, most)
     }
 
-    /// Eight files of 60,000 bytes, each sent in 0.15 s, listed in `urls.txt`.
+    /// Eight files of 60,000 bytes, each sent in 0.6 s (long enough to overlap however slowly the run starts
+    /// them), listed in `urls.txt`.
     private func serveEightPacedFiles() throws {
-        for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 400_000) }
+        for index in 0..<8 { serveGenerated("/s\(index).bin", size: 60_000, seed: UInt64(index), bytesPerSecond: 100_000) }
         try writeList((0..<8).map { "\(server.url("/s\($0).bin"))\n" }.joined())
     }
 
-    /// Paced responses (0.15 s each) overlap whenever transfers do: the server saw at most 3 at once.
+    /// Paced responses (0.6 s each) overlap whenever transfers do: the server saw at most 3 at once.
     func testAtMostJDownloadsTransferAtOnce() async throws {
         try serveEightPacedFiles()
         let output = try await yxdownload("urls.txt", "-j", "3", "--json")

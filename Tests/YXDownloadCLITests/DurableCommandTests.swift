@@ -463,7 +463,8 @@ final class DurableCommandTests: CLITestCase {
     /// its place to the next claim): paced responses (0.15 s each) overlap whenever transfers do, and the
     /// server saw at most 2 at once.
     func testAWorkersJobsBoundItsTransfers() async throws {
-        let sources = try serveFiles(8, size: { _ in 60_000 }, bytesPerSecond: 400_000)
+        // 0.6 s a file: the worker's two claims overlap however far apart a slow machine makes them.
+        let sources = try serveFiles(8, size: { _ in 60_000 }, bytesPerSecond: 100_000)
         let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let finished = try await startWorker("--exit-when-empty", "-j", "2").wait(timeout: 120)
@@ -552,7 +553,9 @@ final class DurableCommandTests: CLITestCase {
     /// folder here; a worker whose lease ran out, in life) waits for it instead of writing into it (or
     /// spending the job's attempts on quick requeues), then finds the file whole and skips it.
     func testAWorkerWaitsForAPartThatAnotherProcessWrites() async throws {
-        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 10)
+        // The plain run pauses 3 s after its first MiB, so that it still writes when even a slow worker looks
+        // (without the pause it lasted 4 s; its sibling below failed that way), and ends within the 10 s wait.
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 10, pauseSeconds: 3)
         XCTAssertTrue(
             output.stderr.contains(
                 "\nwait  out/movie.bin  out/movie.bin.part is being written by another download of this file (another "
@@ -646,7 +649,13 @@ final class DurableCommandTests: CLITestCase {
     /// (found by a review: the download stopped without a word, counted as canceled).
     func testAWorkerThatLosesItsLeaseSaysSoAndTheJobResumesLater() async throws {
         let size: Int64 = 3 << 20
-        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 1 << 20)
+        // The first response pauses after its first MiB until the worker gave it up: without the pause the file
+        // took 3 s, in which this process had to open the store and hold it past the worker's lease.
+        server.serve(
+            "/movie.bin",
+            Resource(
+                .generated(size: size, seed: 21), etag: "\"21\"", bytesPerSecond: 1 << 20,
+                failures: [.stall(afterBytes: 1 << 20, seconds: 60)]))
         let enqueue = try await yxdownload("enqueue", "--queue", queue, server.url("/movie.bin").absoluteString)
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let worker = try startWorker("--exit-when-empty")  // --lease 1
@@ -849,7 +858,9 @@ final class DurableCommandTests: CLITestCase {
     }
 
     func testSIGTERMGivesRunningDownloadsBackWithTheirPartFiles() async throws {
-        let sources = try serveFiles(2, size: { Int64(3 << 20) + Int64($0) }, bytesPerSecond: 512 << 10)
+        // 12 s a file for all the worker runs below together, each stopped once its downloads went on: a file
+        // that ended within them would spoil the counts.
+        let sources = try serveFiles(2, size: { Int64(3 << 20) + Int64($0) }, bytesPerSecond: 256 << 10)
         let enqueue = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let worker = try startWorker("--grace", "0")

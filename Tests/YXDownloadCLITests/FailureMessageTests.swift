@@ -197,7 +197,7 @@ final class FailureMessageTests: CLITestCase {
     /// the same command finishes it (found by a review: the `.part` had no mark, and the rerun left it as
     /// someone else's).
     func testAFolderMadeUnderTheNameDuringTheDownloadLeavesAPartTheRerunUses() async throws {
-        serveGenerated("/x.bin", size: 200_000, seed: 10, bytesPerSecond: 400_000)
+        serveGenerated("/x.bin", size: 200_000, seed: 10, bytesPerSecond: 100_000)  // 2 s: y.bin makes o/c first
         serveGenerated("/y.bin", size: 10, seed: 11)
         try writeList("\(server.url("/x.bin"))\n  out=c\n\(server.url("/y.bin"))\n  dir=c\n", name: "clash.txt")
         let clash = try await yxdownload("clash.txt", "-d", "o")

@@ -50,7 +50,9 @@ final class InterruptionTests: CLITestCase {
     /// `.part` alone and says why; the first finishes a whole file (found by a review: the second resumed
     /// the same `.part` and renamed it while the first still wrote into it).
     func testASecondRunLeavesAPartThatTheFirstStillWritesAlone() async throws {
-        let first = try await startSlowDownload()
+        // 12 s for the first run: the second, a new process (slow to start under the thread sanitizer), must
+        // find the `.part` still being written.
+        let first = try await startSlowDownload(bytesPerSecond: 256 * 1024)
         let second = try await yxdownload("urls.txt")
         XCTAssertEqual(second.status, 1, second.stderr)
         XCTAssertTrue(
@@ -92,7 +94,7 @@ final class InterruptionTests: CLITestCase {
     /// JSON summary read like a complete run).
     func testAListThatChangesDuringTheRunEndsItAndCountsWhatItLeft() async throws {
         let count = InputList.retainedEntriesLimit + 100
-        serveGenerated("/slow.bin", size: 600_000, seed: 31, bytesPerSecond: 256 * 1024)
+        serveGenerated("/slow.bin", size: 600_000, seed: 31, bytesPerSecond: 128 * 1024)  // 4.6 s to change the list in
         serveGenerated("/next.bin", size: 1_000, seed: 32)
         serveGenerated("/third.bin", size: 1_000, seed: 33)
         // Every other entry is on disk already: skipped without a request.

@@ -351,15 +351,20 @@ final class DownloadResilienceTests: DownloadTestCase {
         server.serve("/b.bin", Resource(.generated(size: 1000, seed: 15)))
         let first = makeJob("/a.bin")
         dispatcher.add(first)
-        // Once the 503 was sent, start another download to the same host.
-        try await waitUntil("the first request") { !server.requests(to: "/a.bin").isEmpty }
+        // Once the client read the 503 (the host is held), start another download to the same host. (Once the
+        // server sent it is not enough: the lane may not have read it yet when the other request leaves.)
+        // A test thread that looks only after the second has passed finds the retry sent instead.
+        let other = server.url("/b.bin")
+        try await waitUntil("the 503 read") {
+            engine.hostGate.wait(for: other) > 0 || server.requests(to: "/a.bin").count >= 2
+        }
         _ = try await run(makeJob("/b.bin")).get()
         _ = try await run(first).get()
         // The server's clock: the other download's request came no sooner than the second named
         // (the gate opens a second after the 503 reached the client, which is after the server read /a.bin).
         let throttled = try XCTUnwrap(server.requests(to: "/a.bin").first?.receivedAt)
-        let other = try XCTUnwrap(server.requests(to: "/b.bin").first?.receivedAt)
-        XCTAssertGreaterThanOrEqual(other, throttled + 1_000_000_000, "the other download waited for the host")
+        let otherSent = try XCTUnwrap(server.requests(to: "/b.bin").first?.receivedAt)
+        XCTAssertGreaterThanOrEqual(otherSent, throttled + 1_000_000_000, "the other download waited for the host")
         let retried = try XCTUnwrap(server.requests(to: "/a.bin").last?.receivedAt)
         XCTAssertGreaterThanOrEqual(retried, throttled + 1_000_000_000)
     }
