@@ -292,8 +292,9 @@ final class FailureMessageTests: CLITestCase {
     /// the download (moved away, another file put in its place) is not renamed to the final name, with
     /// one connection or several; the file put there is left as it is.
     func testAPartReplacedDuringTheDownloadIsNotRenamed() async throws {
-        // Four parts with -x 4 (a sidecar keeps their state); one stream at 1 MB/s takes 4 s.
-        serveGenerated("/r.bin", size: 4_000_000, seed: 8, bytesPerSecond: 1_000_000)
+        // Four parts with -x 4 (a sidecar keeps their state); one stream at 500 kB/s takes 8 s, four 2 s: the
+        // file below must be planted before the download ends, however slowly this process gets to it.
+        serveGenerated("/r.bin", size: 4_000_000, seed: 8, bytesPerSecond: 500_000)
         let url = server.url("/r.bin").absoluteString
         let fm = FileManager.default
         try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
