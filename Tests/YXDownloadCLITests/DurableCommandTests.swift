@@ -618,11 +618,9 @@ final class DurableCommandTests: CLITestCase {
     /// that the worker counted no failure and sent no request, and skipped the file the run left whole.
     private func workWhileAPlainRunWritesThePart(lease: Int, pauseSeconds: Double = 0) async throws -> (CommandOutput, String) {
         let size: Int64 = 3 << 20
-        server.serve(
-            "/movie.bin",
-            Resource(
-                .generated(size: size, seed: 21), etag: "\"21\"", bytesPerSecond: 768 * 1024,
-                failures: pauseSeconds > 0 ? [.stall(afterBytes: 1 << 20, seconds: pauseSeconds)] : []))
+        serveGenerated(
+            "/movie.bin", size: size, seed: 21, bytesPerSecond: 768 * 1024,
+            failures: pauseSeconds > 0 ? [.stall(afterBytes: 1 << 20, seconds: pauseSeconds)] : [])
         let url = server.url("/movie.bin").absoluteString
         let run = try RunningCommand([url, "-d", "out"], in: work)
         try await waitUntil("part of the file on disk") { fileSize("out/movie.bin.part") > 100_000 }
@@ -651,11 +649,7 @@ final class DurableCommandTests: CLITestCase {
         let size: Int64 = 3 << 20
         // The first response pauses after its first MiB until the worker gave it up: without the pause the file
         // took 3 s, in which this process had to open the store and hold it past the worker's lease.
-        server.serve(
-            "/movie.bin",
-            Resource(
-                .generated(size: size, seed: 21), etag: "\"21\"", bytesPerSecond: 1 << 20,
-                failures: [.stall(afterBytes: 1 << 20, seconds: 60)]))
+        serveGenerated("/movie.bin", size: size, seed: 21, bytesPerSecond: 1 << 20, failures: [.stall(afterBytes: 1 << 20, seconds: 60)])
         let enqueue = try await yxdownload("enqueue", "--queue", queue, server.url("/movie.bin").absoluteString)
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let worker = try startWorker("--exit-when-empty")  // --lease 1

@@ -50,9 +50,7 @@ final class FaultTests: CLITestCase {
     func testWithoutExtendedAttributesAStoppedDownloadKeepsASidecarAndResumes() async throws {
         _ = try await mount("ramfs", at: "plain", options: "mode=0755")
         let size: Int64 = 3 << 20
-        server.serve(
-            "/big.bin",
-            Resource(.generated(size: size, seed: 9), etag: "\"9\"", failures: [.dropAfter(bytes: 1 << 20)]))
+        serveGenerated("/big.bin", size: size, seed: 9, failures: [.dropAfter(bytes: 1 << 20)])
         try writeList("\(server.url("/big.bin"))\n")
 
         let first = try await yxdownload("urls.txt", "-d", "plain", "--retries", "0")

@@ -189,9 +189,8 @@ final class TransferLaneTests: DownloadTestCase {
         // Loads after each: 1/0 (stay), 2/0 (stay), 2/1 (the other), 3/1, 3/2, 4/2.
         XCTAssertEqual(tickets.withLock { $0 }, [0, 0, 1, 0, 1, 0])
         // Every request reached the server (each lane sent its own); then the held transfers are let go.
-        let deadline = Date() + 60
-        while (0..<6).contains(where: { server.requests(to: "/balance/\($0)").isEmpty }) && Date() < deadline {
-            try await Task.sleep(nanoseconds: 5_000_000)
+        try await waitUntil(timeout: 60, "every request at the server") {
+            (0..<6).allSatisfy { !server.requests(to: "/balance/\($0)").isEmpty }
         }
         for index in 0..<6 { XCTAssertEqual(server.requests(to: "/balance/\(index)").count, 1) }
         for transfer in held.withLock({ $0 }) { engine.cancel(transfer) }
