@@ -72,11 +72,6 @@ public struct DownloadError: Error, Sendable, CustomStringConvertible, Equatable
     /// The URL of the request that failed, without credentials, when redirects led away from ``url``
     /// (a refused connection or an unknown host is the redirect target's, not the first server's).
     public var failedURL: String?
-    /// Whether this download gave up without retries because, a moment before, another download of the
-    /// same engine had failed to connect to the same server through all of its retries (the connection
-    /// failed for this one too). A server that is down then costs one download's back-off, not one per
-    /// download.
-    public var followsUnreachableServer = false
 
     /// Creates an error.
     public init(

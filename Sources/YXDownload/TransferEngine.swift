@@ -55,8 +55,6 @@ public final class TransferEngine: Sendable {
     private let lanes: [TransferLane]
     /// The `Retry-After` holds of this engine's downloads, per origin.
     let hostGate = HostGate()
-    /// The servers that this engine's downloads could not connect to through all of their retries.
-    let unreachableOrigins = UnreachableOrigins()
     /// The flushes to disk before the renames of this engine's downloads, batched.
     let diskSync = DiskSync()
     /// Logs and metrics of this engine's downloads.

@@ -222,19 +222,7 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
             session.removeIfEmpty()
             return finish(.failure(Self.retryAfterTooLong(error, retryAfter, policy)))
         }
-        // A server that another download could not reach through all its retries, a moment ago, is not
-        // waited for again (see `UnreachableOrigins`); this download's failure to connect marks it in turn.
-        let unreachable = error.kind == .couldNotConnect ? error.failedURL.flatMap(URL.init(string:)) ?? session.url : nil
-        if let unreachable, used < policy.retries, session.engine.unreachableOrigins.isUnreachable(unreachable) {
-            var failure = error
-            failure.followsUnreachableServer = true
-            session.removeIfEmpty()
-            return finish(.failure(failure))
-        }
         guard error.isTransient, used < policy.retries else {
-            if let unreachable, policy.retries > 0 {
-                session.engine.unreachableOrigins.markUnreachable(unreachable, retriedUnder: policy)
-            }
             session.removeIfEmpty()
             return finish(.failure(error))
         }

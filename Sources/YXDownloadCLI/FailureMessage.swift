@@ -62,10 +62,7 @@ package enum FailureMessage {
             if error is CancellationError { return "canceled" }
             return oneLine(String(describing: error))
         }
-        // The earlier download's retries may have been other than this one's (a worker's jobs keep their own).
-        let notRetried = "not retried: an earlier download had just failed to connect there through all its retries"
-        let attempts =
-            error.followsUnreachableServer ? " (\(notRetried))" : error.isTransient && retries > 0 ? " after \(retries + 1) attempts" : ""
+        let attempts = error.isTransient && retries > 0 ? " after \(retries + 1) attempts" : ""
         // The server that failed: a redirect's target when redirects led elsewhere.
         let failed = URL(string: error.failedURL ?? error.url)
         let redirected = error.failedURL == nil ? "" : " (a redirect's target)"
@@ -78,9 +75,6 @@ package enum FailureMessage {
         case .couldNotConnect:
             if error.osErrno == ECONNREFUSED {
                 return "connection refused by \(host) port \(port)\(attempts): is the server up, and the port right?"
-            }
-            if error.followsUnreachableServer {
-                return "cannot connect to \(host) port \(port) (\(oneLine(error.message)); \(notRetried)): check the host and the network"
             }
             return "cannot connect to \(host) port \(port)\(attempts) (\(oneLine(error.message))): check the host and the network"
         case .timedOut:

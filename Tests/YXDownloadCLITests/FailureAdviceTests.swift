@@ -27,22 +27,6 @@ final class FailureAdviceTests: XCTestCase {
             "the connection broke (Recv failure: Connection reset by peer) after 3 attempts")
     }
 
-    /// A download that gave up at once because another had just failed to connect to the same server
-    /// says so (without a count of attempts: the other download may have had other retries).
-    func testAConnectionNotRetriedAfterAnotherDownloadsFailure() {
-        var error = DownloadError(.couldNotConnect, "Failed to connect", url: url, osErrno: ECONNREFUSED)
-        error.followsUnreachableServer = true
-        XCTAssertEqual(
-            text(error, .run, retries: 5),
-            "connection refused by 127.0.0.1 port 8080 (not retried: an earlier download had just failed to connect "
-                + "there through all its retries): is the server up, and the port right?")
-        error.osErrno = EHOSTUNREACH
-        XCTAssertEqual(
-            text(error, .requeued, retries: 2),
-            "cannot connect to 127.0.0.1 port 8080 (Failed to connect; not retried: an earlier download had just failed "
-                + "to connect there through all its retries): check the host and the network")
-    }
-
     func testAServerThatStoppedSending() {
         let error = DownloadError(.timedOut, "no data for 30 s", url: url)
         XCTAssertEqual(

@@ -57,32 +57,6 @@ final class FailureMessageTests: CLITestCase {
             message: "connection refused by 127.0.0.1 port \(port) after 3 attempts: is the server up, and the port right?")
     }
 
-    /// A server that is down costs one download's back-off, not one per download: a download that
-    /// fails to connect while an earlier one's failure to connect is recent (within the time its retries
-    /// took) fails at once. The first of the two downloads here waits through 2 s of back-off (±25 %);
-    /// the second starts after it (`-j 1`) and is refused well within those 2 s.
-    func testADownloadAfterAnotherCouldNotConnectIsNotRetried() async throws {
-        let port = try freePort()
-        let first = "http://127.0.0.1:\(port)/a.iso"
-        let second = "http://127.0.0.1:\(port)/b.iso"
-        try Data("\(first)\n\(second)\n".utf8).write(to: work.appendingPathComponent("urls.txt"))
-        let output = try await RunningCommand(
-            ["urls.txt", "-j", "1", "--retries", "1", "--retry-wait", "2", "-v"], in: work
-        ).wait()
-        XCTAssertEqual(output.status, 1, output.stderr)
-        XCTAssertEqual(
-            output.stderrLines.filter { $0.hasPrefix("fail  ") },
-            [
-                "fail  a.iso  connection refused by 127.0.0.1 port \(port) after 2 attempts: is the server up, and the port right? (\(first))",
-                "fail  b.iso  connection refused by 127.0.0.1 port \(port) (not retried: an earlier download had just failed "
-                    + "to connect there through all its retries): is the server up, and the port right? (\(second))",
-            ], output.stderr)
-        let retries = output.stderrLines.filter { $0.contains("retrying") }
-        XCTAssertEqual(retries.count, 1, "only the first download waits through a back-off: \(output.stderr)")
-        XCTAssertTrue(retries.allSatisfy { $0.contains("a.iso") }, output.stderr)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted(), ["urls.txt"])
-    }
-
     /// Found by a helper's review: a failure after a redirect named the first server (its host and
     /// port) and reported the redirect's status (302) as the failure's.
     func testAFailureAfterARedirectNamesTheRedirectsTarget() async throws {
