@@ -2,10 +2,10 @@
 ///
 /// `trimmingCharacters(in: .whitespaces)` goes through `NSString` and UTF-16 on Linux and cost about
 /// 450,000 instructions per downloaded file in header parsing alone (callgrind, 300 small files); HTTP
-/// header lines and list lines only ever need the ASCII set.
+/// header lines and list lines only ever need the ASCII set (the list's blanks are these four).
 extension Substring {
     /// The text without leading and trailing ASCII whitespace (space, tab, CR, LF).
-    func trimmingASCIIWhitespace() -> Substring {
+    package func trimmingASCIIWhitespace() -> Substring {
         let bytes = utf8
         var start = bytes.startIndex
         var end = bytes.endIndex
@@ -21,7 +21,7 @@ extension Substring {
 
 extension String {
     /// The text without leading and trailing ASCII whitespace (space, tab, CR, LF).
-    func trimmingASCIIWhitespace() -> Substring {
+    package func trimmingASCIIWhitespace() -> Substring {
         self[...].trimmingASCIIWhitespace()
     }
 }

@@ -173,6 +173,32 @@ final class DownloadListTests: XCTestCase {
             ])
     }
 
+    /// Lines of ASCII alone are checked on their bytes (a `..` component, a blank or a control character
+    /// in a URL), others through their characters: both ways must refuse the same lines. Each ASCII value
+    /// is also tried with a first component "é", which takes it down the other way.
+    func testASCIILinesAreRefusedByTheSameRulesAsOthers() {
+        let paths = [
+            "..", "../a", "a/..", "a/../b", "a\\..\\b", "..\\a", "a\\..", "a//..//b", "...", "a..", "..a", ".a.",
+            "a/./b", "a/.../b", "a/b.", "a", "a/b/c",
+        ]
+        for key in ["out", "dir"] {
+            for path in paths {
+                let ascii = parse("https://example.com/x\n  \(key)=\(path)\n").errors
+                let beyond = parse("https://example.com/x\n  \(key)=é/\(path)\n").errors
+                XCTAssertEqual(ascii.isEmpty, beyond.isEmpty, "\(key)=\(path): \(ascii) against \(beyond)")
+                let climbs = path.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..")
+                XCTAssertEqual(ascii.isEmpty, !climbs, "\(key)=\(path)")
+            }
+        }
+        // The same for a URL: a blank or a control character anywhere in it.
+        for (path, refused) in [
+            ("a b", true), ("a\tb", true), ("a\u{7F}b", true), ("a\u{1}b", true), ("a%20b", false), ("a~b", false),
+        ] {
+            XCTAssertEqual(parse("http://h/\(path)").errors.isEmpty, !refused, path)
+            XCTAssertEqual(parse("http://h/é\(path)").errors.isEmpty, !refused, "é" + path)
+        }
+    }
+
     func testReasonsShowControlCharactersAsEscapes() {
         // Found by `scripts/fuzz list-parser` (issue 12): a reason quoted the line's control characters as
         // they were, so a stray CR or an escape sequence in a list broke the `FILE:LINE: reason` line or
