@@ -69,6 +69,21 @@ final class InputListTests: XCTestCase {
         XCTAssertEqual(check.entries, 1, "only fine.bin")
     }
 
+    /// Every byte from 0x80 up is outside ASCII, where lines are read on their bytes: a lone continuation
+    /// byte, a lead byte without its continuation and bytes never used in UTF-8 are errors too.
+    func testEveryByteBeyondASCIIIsCheckedAsUTF8() throws {
+        let path = directory.appendingPathComponent("bytes.txt").path
+        let bad: [UInt8] = [0x80, 0xBF, 0xC3, 0xE2, 0xF0, 0xFF]
+        var bytes: [UInt8] = []
+        for byte in bad { bytes += Array("http://a.example/x".utf8) + [byte] + Array(".bin\n".utf8) }
+        bytes += Array("http://a.example/caf\u{E9}.bin\n".utf8)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let check = try InputList(path: path).check()
+        let reason = "not UTF-8 text (save the list as UTF-8, or write the byte %-escaped in a URL)"
+        XCTAssertEqual(check.errors.map(\.description), (1...bad.count).map { "\(path):\($0): \(reason)" })
+        XCTAssertEqual(check.entries, 1, "only café.bin, written in UTF-8")
+    }
+
     /// A line longer than the limit is refused wherever it ends: in the chunk just read too (found by
     /// a review: a line up to 64 KiB over the limit got through).
     func testALineJustOverTheLimitIsRefused() throws {
