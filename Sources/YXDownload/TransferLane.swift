@@ -421,7 +421,7 @@ final class TransferLane: @unchecked Sendable {
         _ = yx_easy_setopt_write_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
             guard let data, let context else { return 0 }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-            transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
+            transfer.sawActivity = true
             let length = size * count
             let line = UnsafeRawBufferPointer(start: data, count: length)
             transfer.response.consume(headerBytes: line)
@@ -538,7 +538,7 @@ final class TransferLane: @unchecked Sendable {
             }
         }
         if !transfer.checkResponse() { return 0 }
-        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
+        transfer.sawActivity = true
         if limit != nil {
             if transfer.allowance <= 0 {
                 if !transfer.isPaused {
@@ -564,13 +564,17 @@ final class TransferLane: @unchecked Sendable {
     /// held back by the speed limit is not stalled.
     private func expireStalledTransfers() {
         let now = DispatchTime.now().uptimeNanoseconds
-        for transfer in Array(active.values) {
-            if transfer.isPaused {
+        var stalled: [Transfer] = []  // ended after the loop, which must not change `active` (no copy of it each turn)
+        for transfer in active.values {
+            if transfer.isPaused || transfer.sawActivity {
+                transfer.sawActivity = false
                 transfer.lastActivity = now
                 continue
             }
             let limit = max(0.1, transfer.request.stallTimeout).clampedNanoseconds
-            guard now > transfer.lastActivity, now - transfer.lastActivity > limit else { continue }
+            if now > transfer.lastActivity, now - transfer.lastActivity > limit { stalled.append(transfer) }
+        }
+        for transfer in stalled {
             let timeout = transfer.request.stallTimeout
             // `--timeout 0.5` is half a second, not "1 s".
             let seconds = timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)
