@@ -80,8 +80,8 @@ final class Transfer: @unchecked Sendable {
     var isDone = false
     /// Body bytes received and not yet added to the engine's byte counter.
     var unreportedBytes: Int64 = 0
-    /// When a byte (or a header) last arrived, or when the transfer was added (uptime nanoseconds), as of
-    /// the end of the lane's turn that saw it.
+    /// When a byte (or a header) last arrived, as of the end of the lane's turn that saw it, or when the
+    /// transfer was added (uptime nanoseconds).
     var lastActivity: UInt64 = 0
     /// Whether a byte or a header arrived in the lane's current turn. curl's callbacks only set this; the
     /// lane reads the clock once a turn and moves ``lastActivity`` (a clock read in each header line's
