@@ -122,8 +122,9 @@ open class QueueOperation: @unchecked Sendable {
     /// }
     /// ```
     ///
-    /// - Returns: Whether the slot was given away: false when the operation is not executing or gave its
-    ///   slot away before.
+    /// - Returns: Whether the slot was given away: false when the operation's work is not under way (not
+    ///   started yet, or ended, even while its manager's ``JobManager/operationDidFinish(_:)`` runs) or
+    ///   it gave its slot away before.
     @discardableResult
     public final func releaseSlot() -> Bool {
         let queue = withState { s -> WorkQueue? in
@@ -289,10 +290,17 @@ open class QueueOperation: @unchecked Sendable {
         // still bound to its job and not yet finished; it is let go after the manager was told. For the
         // others, one lock: the outcome is recorded, the operation counts as finished, and it lets go of
         // its job, manager and queue slot, moved out (no copies to retain and release) and told after.
+        //
+        // Either way its slot is taken out here, with the outcome: the work is over, so `releaseSlot()`
+        // has nothing to give from now on. The job's end may be seen on another thread before this one
+        // gets past the manager (a drain of the job's mail already running on its callback queue
+        // delivers the end at once), and a late `releaseSlot()` must not answer true then.
         let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool, letGo: Bool)? = withState { s in
             guard s.phase == .executing, s.outcome.isNone else { return nil }
             s.outcome = s.isCancelled ? .canceled : StoredOutcome(outcome)
-            if s.owner?.manager.hasOperationDidFinishHook ?? false { return (s.owner, nil, s.isCancelled, false) }
+            if s.owner?.manager.hasOperationDidFinishHook ?? false {
+                return (s.owner, s.workQueue.take(), s.isCancelled, false)
+            }
             s.phase = .finished
             return (s.owner.take(), s.workQueue.take(), s.isCancelled, true)
         }
@@ -307,11 +315,8 @@ open class QueueOperation: @unchecked Sendable {
                     self, attempt: owner.attempt, index: owner.index, outcome: outcome, didExecute: true)
             }
         }
-        if completed.letGo {
-            completed.queue?.slotFreed()
-        } else {
-            letGo()
-        }
+        if !completed.letGo { letGo() }
+        completed.queue?.slotFreed()
     }
 
     /// The operation counts as finished, lets go of its job and manager (released after the lock: the

@@ -122,7 +122,39 @@ final class QueueLimitTests: XCTestCase {
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(job.state, .finished)
         XCTAssertFalse(operation.releaseSlot())
-        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
+        // The job's end can be seen a moment before the thread that ended it counts the slot free (a
+        // drain of the job's mail already running on its callback queue delivers the end at once).
+        await eventually { dispatcher.load(of: "q").running == 0 }
+    }
+
+    /// Once its work has ended, an operation has no slot to give, even while a manager's
+    /// `operationDidFinish` still sees it bound to its job: by then another thread may already have
+    /// seen the job end (a TSan run once caught `releaseSlot()` answering true after the job's end).
+    func testAnOperationWhoseWorkEndedHasNoSlotToReleaseInItsManagersHook() async throws {
+        final class Answers: @unchecked Sendable {
+            let lock = NSLock()
+            var values: [Bool] = []
+            func add(_ value: Bool) { lock.withLock { values.append(value) } }
+        }
+        final class ReleasingManager: JobManager, @unchecked Sendable {
+            static let answers = Answers()
+            override func makeOperations() -> [QueueOperation] {
+                [AnyTaskOperation(queue: "q") { _ in 1 }, AnyTaskOperation(queue: "q") { _ in 2 }]
+            }
+            override func operationDidFinish(_ operation: QueueOperation) {
+                Self.answers.add(operation.releaseSlot())
+            }
+        }
+        final class ReleasingJob: Job, @unchecked Sendable {
+            override class var managerClass: JobManager.Type { ReleasingManager.self }
+        }
+        let dispatcher = Dispatcher(name: "release-in-hook", queues: ["q": 1])
+        let job = ReleasingJob()
+        dispatcher.add(job)
+        _ = try await job.value
+        XCTAssertEqual(ReleasingManager.answers.values, [false, false])
+        await eventually { dispatcher.load(of: "q").running == 0 }
+        XCTAssertEqual(dispatcher.load(of: "q").waiting, 0)
     }
 
     func testAQueueNobodyConfiguredGetsTheDefaultLimit() async throws {
