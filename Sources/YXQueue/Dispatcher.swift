@@ -41,7 +41,9 @@ public final class Dispatcher: Sendable {
     public let logger: Logger
 
     private let state: Locked<State>
-    /// Entered once per active attempt, left after the attempt's terminal callbacks were delivered.
+    /// Entered once per active attempt, left after the attempt's terminal callbacks were delivered; and
+    /// once per queue slot in use, left when the slot is free (see ``WorkQueue``), so that
+    /// ``waitForAllJobs()`` returns with every queue idle.
     private let activity = DispatchGroup()
     /// ``observedKinds``, published for jobs that post events.
     private let observedKindsStorage = Atomic<UInt8>(0)
@@ -290,7 +292,8 @@ public final class Dispatcher: Sendable {
         if let known = directory.queue(named: name) { return known }
         return state.withLock { s in
             if let existing = s.queues[name] { return existing }
-            let made = WorkQueue(name: name, limit: s.configured[name] ?? defaultLimit, isPaused: s.isPaused)
+            let made = WorkQueue(
+                name: name, limit: s.configured[name] ?? defaultLimit, isPaused: s.isPaused, activity: activity)
             s.queues[name] = made
             directory.add(made)
             return made

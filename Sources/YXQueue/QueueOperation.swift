@@ -293,8 +293,8 @@ open class QueueOperation: @unchecked Sendable {
         //
         // Either way its slot is taken out here, with the outcome: the work is over, so `releaseSlot()`
         // has nothing to give from now on. The job's end may be seen on another thread before this one
-        // gets past the manager (a drain of the job's mail already running on its callback queue
-        // delivers the end at once), and a late `releaseSlot()` must not answer true then.
+        // gets past the manager (a job with no listener unregisters inside the manager's call; one whose
+        // mail a drain is delivering already, at once), and a late `releaseSlot()` must not answer true.
         let completed: (owner: Owner?, queue: WorkQueue?, canceled: Bool, letGo: Bool)? = withState { s in
             guard s.phase == .executing, s.outcome.isNone else { return nil }
             s.outcome = s.isCancelled ? .canceled : StoredOutcome(outcome)

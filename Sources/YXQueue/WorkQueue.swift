@@ -1,4 +1,5 @@
 import DequeModule
+import Dispatch
 
 /// The executor of one named queue of a ``Dispatcher``: a first-in first-out line of operations whose
 /// prerequisites are done, and at most ``limit`` of them executing at once.
@@ -24,10 +25,15 @@ final class WorkQueue: Sendable {
     }
 
     private let state: Locked<State>
+    /// The dispatcher's activity: entered for each slot taken, left when it is free. A job's end can be
+    /// seen on another thread before the thread that ended it has freed its operation's slot (a job
+    /// with no listener unregisters on the spot); waiting for the group waits for that too.
+    private let activity: DispatchGroup
 
-    init(name: String, limit: Int, isPaused: Bool) {
+    init(name: String, limit: Int, isPaused: Bool, activity: DispatchGroup) {
         self.name = name
         self.state = Locked(State(limit: max(1, limit), isPaused: isPaused))
+        self.activity = activity
     }
 
     /// How many operations may execute at once.
@@ -48,7 +54,7 @@ final class WorkQueue: Sendable {
     func setLimit(_ limit: Int) -> [QueueOperation] {
         state.withLock { s in
             s.limit = max(1, limit)
-            return s.takeStartable()
+            return s.takeStartable(entering: activity)
         }
     }
 
@@ -57,7 +63,7 @@ final class WorkQueue: Sendable {
     func setPaused(_ paused: Bool) -> [QueueOperation] {
         state.withLock { s in
             s.isPaused = paused
-            return s.takeStartable()
+            return s.takeStartable(entering: activity)
         }
     }
 
@@ -74,7 +80,7 @@ final class WorkQueue: Sendable {
     func submit(_ operations: [QueueOperation], handedOver: Bool) {
         let start = state.withLock { s -> [QueueOperation] in
             s.ready.append(contentsOf: operations)
-            return s.takeStartable()
+            return s.takeStartable(entering: activity)
         }
         for operation in start { launch(operation, handedOver: handedOver) }
     }
@@ -84,7 +90,7 @@ final class WorkQueue: Sendable {
     func submit(_ operation: QueueOperation, handedOver: Bool) {
         let start = state.withLock { s -> QueueOperation? in
             s.ready.append(operation)
-            return s.takeNext()
+            return s.takeNext(entering: activity)
         }
         if let start { launch(start, handedOver: handedOver) }
     }
@@ -96,7 +102,11 @@ final class WorkQueue: Sendable {
             s.running -= 1
             return nil
         }
-        if let next { launch(next, handedOver: true) }
+        guard let next else {
+            activity.leave()
+            return
+        }
+        launch(next, handedOver: true)  // the slot, and its place in the activity, go to `next`
     }
 
     private func launch(_ operation: QueueOperation, handedOver: Bool) {
@@ -109,17 +119,18 @@ final class WorkQueue: Sendable {
 }
 
 extension WorkQueue.State {
-    /// The operations that may start now, each counted as running.
-    fileprivate mutating func takeStartable() -> [QueueOperation] {
+    /// The operations that may start now, each counted as running (and in `activity`).
+    fileprivate mutating func takeStartable(entering activity: DispatchGroup) -> [QueueOperation] {
         var start: [QueueOperation] = []
-        while let next = takeNext() { start.append(next) }
+        while let next = takeNext(entering: activity) { start.append(next) }
         return start
     }
 
-    /// The next operation in line, counted as running, if one may start now.
-    fileprivate mutating func takeNext() -> QueueOperation? {
+    /// The next operation in line, counted as running (and in `activity`), if one may start now.
+    fileprivate mutating func takeNext(entering activity: DispatchGroup) -> QueueOperation? {
         guard !isPaused && running < limit, let next = ready.popFirst() else { return nil }
         running += 1
+        activity.enter()
         return next
     }
 }

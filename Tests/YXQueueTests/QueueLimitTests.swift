@@ -122,19 +122,21 @@ final class QueueLimitTests: XCTestCase {
         await dispatcher.waitForAllJobs()
         XCTAssertEqual(job.state, .finished)
         XCTAssertFalse(operation.releaseSlot())
-        // The job's end can be seen a moment before the thread that ended it counts the slot free (a
-        // drain of the job's mail already running on its callback queue delivers the end at once).
-        await eventually { dispatcher.load(of: "q").running == 0 }
+        // The job (no listener) unregisters on the thread that ends it, before that thread frees the
+        // slot; the wait waits for the slot too.
+        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
     }
 
     /// Once its work has ended, an operation has no slot to give, even while a manager's
     /// `operationDidFinish` still sees it bound to its job: by then another thread may already have
-    /// seen the job end (a TSan run once caught `releaseSlot()` answering true after the job's end).
+    /// seen the job end (a TSan run once caught `releaseSlot()` answering true after the job's end: a
+    /// job with no listener unregisters on the thread that ends it, inside the manager's call).
     func testAnOperationWhoseWorkEndedHasNoSlotToReleaseInItsManagersHook() async throws {
         final class Answers: @unchecked Sendable {
             let lock = NSLock()
             var values: [Bool] = []
             func add(_ value: Bool) { lock.withLock { values.append(value) } }
+            func reset() { lock.withLock { values = [] } }
         }
         final class ReleasingManager: JobManager, @unchecked Sendable {
             static let answers = Answers()
@@ -148,12 +150,14 @@ final class QueueLimitTests: XCTestCase {
         final class ReleasingJob: Job, @unchecked Sendable {
             override class var managerClass: JobManager.Type { ReleasingManager.self }
         }
+        ReleasingManager.answers.reset()  // a test run again (`--repeat`) starts afresh
         let dispatcher = Dispatcher(name: "release-in-hook", queues: ["q": 1])
         let job = ReleasingJob()
         dispatcher.add(job)
         _ = try await job.value
+        await dispatcher.waitForAllJobs()
         XCTAssertEqual(ReleasingManager.answers.values, [false, false])
-        await eventually { dispatcher.load(of: "q").running == 0 }
+        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
         XCTAssertEqual(dispatcher.load(of: "q").waiting, 0)
     }
 
