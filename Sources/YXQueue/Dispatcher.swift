@@ -180,15 +180,17 @@ public final class Dispatcher: Sendable {
         job.isRegistered(on: self) ? job.manager : nil
     }
 
-    /// Blocks until no job is active and every terminal callback was delivered.
+    /// Blocks until no job is active, every terminal callback was delivered, and no operation holds a
+    /// queue slot: an operation of a canceled job that goes on (one that ignores its cancellation) is
+    /// waited for until it completes.
     ///
     /// - Warning: Do not call from a job's callback queue (it would wait for itself).
     public func waitUntilAllJobsAreFinished() {
         activity.wait()
     }
 
-    /// Waits, without blocking a thread, until no job is active and every terminal callback was
-    /// delivered.
+    /// Waits, without blocking a thread, until no job is active, every terminal callback was delivered,
+    /// and no operation holds a queue slot (see ``waitUntilAllJobsAreFinished()``).
     public func waitForAllJobs() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             activity.notify(queue: .global()) { continuation.resume() }
