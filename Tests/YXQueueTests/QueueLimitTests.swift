@@ -132,33 +132,64 @@ final class QueueLimitTests: XCTestCase {
     /// seen the job end (a TSan run once caught `releaseSlot()` answering true after the job's end: a
     /// job with no listener unregisters on the thread that ends it, inside the manager's call).
     func testAnOperationWhoseWorkEndedHasNoSlotToReleaseInItsManagersHook() async throws {
-        final class Answers: @unchecked Sendable {
-            let lock = NSLock()
-            var values: [Bool] = []
-            func add(_ value: Bool) { lock.withLock { values.append(value) } }
-            func reset() { lock.withLock { values = [] } }
-        }
         final class ReleasingManager: JobManager, @unchecked Sendable {
-            static let answers = Answers()
             override func makeOperations() -> [QueueOperation] {
                 [AnyTaskOperation(queue: "q") { _ in 1 }, AnyTaskOperation(queue: "q") { _ in 2 }]
             }
             override func operationDidFinish(_ operation: QueueOperation) {
-                Self.answers.add(operation.releaseSlot())
+                (job as? ReleasingJob)?.answers.append(operation.releaseSlot())
             }
         }
         final class ReleasingJob: Job, @unchecked Sendable {
+            let answers = Log<Bool>()
             override class var managerClass: JobManager.Type { ReleasingManager.self }
         }
-        ReleasingManager.answers.reset()  // a test run again (`--repeat`) starts afresh
         let dispatcher = Dispatcher(name: "release-in-hook", queues: ["q": 1])
         let job = ReleasingJob()
         dispatcher.add(job)
         _ = try await job.value
         await dispatcher.waitForAllJobs()
-        XCTAssertEqual(ReleasingManager.answers.values, [false, false])
+        XCTAssertEqual(job.answers.all, [false, false])
         XCTAssertEqual(dispatcher.load(of: "q").running, 0)
         XCTAssertEqual(dispatcher.load(of: "q").waiting, 0)
+    }
+
+    /// The wait for all jobs waits for their operations' slots too: a canceled job whose operation goes
+    /// on (it ignores the cancel) has ended, but the wait returns only once the operation completed.
+    func testTheWaitForAllJobsWaitsForAnOperationThatGoesOnAfterItsJobWasCanceled() async throws {
+        /// Ends only when `finish` opens, whatever happens to its job meanwhile.
+        final class StubbornOperation: QueueOperation, @unchecked Sendable {
+            let started = Gate()
+            let finish = Gate()
+            override func execute(completion: @escaping @Sendable (Result<(any Sendable)?, any Error>) -> Void) {
+                started.open()
+                Task { [finish] in
+                    _ = await finish.opened()
+                    completion(.success(0))
+                }
+            }
+        }
+        let dispatcher = Dispatcher(name: "wait-for-slots", queues: ["q": 1])
+        let operation = StubbornOperation(queue: "q")
+        let started = operation.started
+        let finish = operation.finish
+        let job = TestGraphJob { [operation] }
+        dispatcher.add(job)
+        guard await started.opened() else { return XCTFail("the operation did not start") }
+        job.cancel()
+        await eventually { dispatcher.activeJobCount == 0 }
+        let waited = Log<Bool>()
+        let waiter = Task {
+            await dispatcher.waitForAllJobs()
+            waited.append(true)
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)  // room for a wait that would return early
+        XCTAssertEqual(waited.all, [], "the wait returned while an operation held its slot")
+        XCTAssertEqual(dispatcher.load(of: "q").running, 1)
+        finish.open()
+        await waiter.value
+        XCTAssertEqual(waited.all, [true])
+        XCTAssertEqual(dispatcher.load(of: "q").running, 0)
     }
 
     func testAQueueNobodyConfiguredGetsTheDefaultLimit() async throws {
