@@ -257,6 +257,23 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// Sends the body under way at full speed from now on: no pace, and a stall under way ends now
+    /// (``TestHTTPServer/liftPace()``).
+    func liftPace(context: ChannelHandlerContext) {
+        context.eventLoop.preconditionInEventLoop()
+        guard !self.isClosed, var streaming = self.streaming else { return }
+        streaming.body.bytesPerSecond = nil
+        // A pace's or a stall's task; `.task(nil)` is a turn given to other channels, which resumes by itself.
+        if case .task(let scheduled?) = streaming.wait {
+            scheduled.cancel()
+            streaming.wait = .none
+        }
+        self.streaming = streaming
+        if case .none = streaming.wait {
+            self.pump(context: context)
+        }
+    }
+
     /// Schedules ``resume(context:restartingPace:)`` at `deadline`.
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline, restartingPace: Bool) -> Scheduled<Void> {
         context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in

@@ -145,6 +145,39 @@ public final class TestHTTPServer: Sendable {
         }
     }
 
+    /// Ends every slow response: the routes served now and the bodies under way are sent at full speed.
+    ///
+    /// Bodies under way lose their ``Resource/bytesPerSecond`` pace, a ``Resource/Failure/stall(afterBytes:seconds:)``
+    /// under way ends at once, and the routes served now lose their pace (their failures and versions
+    /// go on as they were). A route served after this call is paced as its resource says. When this
+    /// returns, every open connection has been told.
+    ///
+    /// A test paces a body to keep a download running while it looks at it, then lifts the pace so that
+    /// the download ends without waiting out the rest of its time:
+    ///
+    /// ```swift
+    /// server.serve("/big.bin", Resource(.generated(size: 2 << 20, seed: 1), bytesPerSecond: 128 << 10))
+    /// // … start the download, check what it shows while it runs …
+    /// await server.liftPace()
+    /// // … wait for the download to end.
+    /// ```
+    public func liftPace() async {
+        let connections = self.state.withLockedValue { state in
+            for path in state.routes.keys {
+                state.routes[path]?.resource.bytesPerSecond = nil
+            }
+            return Array(state.openConnections.values)
+        }
+        for connection in connections {
+            // A response admitted before the routes changed is streaming by the time this task runs: its
+            // admission and its first piece are one task on the same event loop.
+            try? await connection.eventLoop.submit {
+                let context = try connection.pipeline.syncOperations.context(handlerType: HTTPConnectionHandler.self)
+                (context.handler as? HTTPConnectionHandler)?.liftPace(context: context)
+            }.get()
+        }
+    }
+
     /// Returns the URL of `path` on this server, e.g. `http://127.0.0.1:PORT/files/a.bin`.
     ///
     /// - Parameter path: A path, with or without a leading `/`, optionally with a query.

@@ -390,6 +390,8 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(lines.filter { $0.contains(" f0.bin ") || $0.contains(" f1.bin ") }.count, 2, table.stdout)
         XCTAssertTrue(lines.contains { $0.contains(" of 2.0 MiB") }, table.stdout)
 
+        // Seen while they ran: the rest of both files at full speed.
+        await server.liftPace()
         let finished = await worker.wait(timeout: 120)
         let output = try XCTUnwrap(finished, "the worker did not exit")
         XCTAssertEqual(output.status, 1, "a download failed for good: \(output.stderr)")
@@ -555,7 +557,7 @@ final class DurableCommandTests: CLITestCase {
     func testAWorkerWaitsForAPartThatAnotherProcessWrites() async throws {
         // The plain run pauses 3 s after its first MiB, so that it still writes when even a slow worker looks
         // (without the pause it lasted 4 s; its sibling below failed that way), and ends within the 10 s wait.
-        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 10, pauseSeconds: 3)
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 10, pauseSeconds: 3, until: "\nwait  out/movie.bin")
         XCTAssertTrue(
             output.stderr.contains(
                 "\nwait  out/movie.bin  out/movie.bin.part is being written by another download of this file (another "
@@ -572,7 +574,7 @@ final class DurableCommandTests: CLITestCase {
         // has outlasted the lease, however slowly the worker starts: without the pause the run lasted 4 s,
         // and under the thread sanitizer on a slow machine the worker started waiting too late for it
         // (it found the file whole and skipped it).
-        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 1, pauseSeconds: 8)
+        let (output, url) = try await workWhileAPlainRunWritesThePart(lease: 1, pauseSeconds: 8, until: "\nagain out/movie.bin")
         XCTAssertTrue(
             output.stderr.contains(
                 "\nagain out/movie.bin  out/movie.bin.part is still being written by another download of this file; given back "
@@ -616,7 +618,11 @@ final class DurableCommandTests: CLITestCase {
     /// Starts a plain run of a 3 MiB file at 768 KiB/s (about 4 s, and `pauseSeconds` more after its first
     /// MiB), queues the same download, and runs a worker with `--lease` until the queue is empty; checks
     /// that the worker counted no failure and sent no request, and skipped the file the run left whole.
-    private func workWhileAPlainRunWritesThePart(lease: Int, pauseSeconds: Double = 0) async throws -> (CommandOutput, String) {
+    /// Once the worker's output holds `said` (what it does about the run's `.part`), the run goes on at
+    /// full speed.
+    private func workWhileAPlainRunWritesThePart(
+        lease: Int, pauseSeconds: Double = 0, until said: String
+    ) async throws -> (CommandOutput, String) {
         let size: Int64 = 3 << 20
         serveGenerated(
             "/movie.bin", size: size, seed: 21, bytesPerSecond: 768 * 1024,
@@ -627,6 +633,8 @@ final class DurableCommandTests: CLITestCase {
         let enqueue = try await yxdownload("enqueue", "--queue", queue, url)
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         let worker = try startWorker("--exit-when-empty", "--lease", "\(lease)")
+        try await waitUntil("the worker to say \(said.debugDescription)") { worker.stderrSoFar.contains(said) }
+        await server.liftPace()
         let ranFirst = await run.wait(timeout: 120)
         XCTAssertEqual(try XCTUnwrap(ranFirst).status, 0)
         let finished = await worker.wait(timeout: 120)
@@ -666,6 +674,8 @@ final class DurableCommandTests: CLITestCase {
         }
         _ = try await store.enqueue(batches: busy)
         try await store.close()
+        // The download was given up: its next attempt resumes at full speed.
+        await server.liftPace()
         let finished = await worker.wait(timeout: 120)
         let output = try XCTUnwrap(finished, "the worker did not end")
         XCTAssertEqual(output.status, 0, output.stderr)
@@ -841,6 +851,8 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(killed.status, 128 + SIGKILL)
         XCTAssertEqual(sources.filter { fileSize("out/\($0.name)") >= 0 }.count, 0, "a final file appeared too early")
 
+        // The next worker resumes them at full speed.
+        await server.liftPace()
         let finished = try await startWorker("--exit-when-empty", "-j", "3").wait(timeout: 120)
         let second = try XCTUnwrap(finished)
         XCTAssertEqual(second.status, 0, second.stderr)
@@ -932,6 +944,8 @@ final class DurableCommandTests: CLITestCase {
         patient.send(SIGTERM)
         try await assertStoppedAndGaveBack(patient, "a second SIGTERM", status: 0)
 
+        // The last worker resumes both at full speed.
+        await server.liftPace()
         let finished = try await startWorker("--exit-when-empty").wait(timeout: 120)
         let next = try XCTUnwrap(finished)
         XCTAssertEqual(next.status, 0, next.stderr)
@@ -1039,13 +1053,16 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(enqueue.status, 0, enqueue.stderr)
         try await runSQL("CREATE TRIGGER refuse BEFORE UPDATE ON jobs BEGIN SELECT RAISE(ABORT, 'claims refused by a test'); END;")
 
-        let batch = try await startWorker("--exit-when-empty", "-q").wait(timeout: 60)
+        // Both at once, as their claims back off the same 6 s: one that exits when idle gives up, a service
+        // keeps trying.
+        let batchWorker = try startWorker("--exit-when-empty", "-q")
+        let service = try startWorker("-q")
+        let batch = await batchWorker.wait(timeout: 60)
         let stopped = try XCTUnwrap(batch, "the worker did not stop")
         XCTAssertEqual(stopped.status, 1, stopped.stderr)
         XCTAssertTrue(stopped.stderr.contains("claims refused by a test"), stopped.stderr)
         XCTAssertFalse(stopped.stderr.contains("UPDATE"), stopped.stderr)
 
-        let service = try startWorker("-q")
         try await waitUntil("the worker to say its claims fail") { service.stderrSoFar.contains("refuses this worker's claims") }
         try await runSQL("DROP TRIGGER refuse;")
         try await waitUntil("the worker to download") { fileSize("out/\(sources[0].name)") == 1_000 }
@@ -1192,6 +1209,8 @@ final class DurableCommandTests: CLITestCase {
             killed += 1
             workers[index] = try startWorker("--exit-when-empty", "-j", "4", "-q")
         }
+        // The kills are done: the rest at full speed.
+        await server.liftPace()
         for worker in workers {
             let finished = await worker.wait(timeout: long ? 600 : 120)
             let output = try XCTUnwrap(finished, "a worker did not exit")

@@ -294,12 +294,12 @@ final class FailureMessageTests: CLITestCase {
     func testAPartReplacedDuringTheDownloadIsNotRenamed() async throws {
         // Four parts with -x 4 (a sidecar keeps their state); one stream at 500 kB/s takes 8 s, four 2 s: the
         // file below must be planted before the download ends, however slowly this process gets to it.
-        serveGenerated("/r.bin", size: 4_000_000, seed: 8, bytesPerSecond: 500_000)
         let url = server.url("/r.bin").absoluteString
         let fm = FileManager.default
         try fm.createDirectory(at: work.appendingPathComponent("out"), withIntermediateDirectories: true)
         let part = work.appendingPathComponent("out/r.bin.part")
         for connections in ["1", "4"] {
+            serveGenerated("/r.bin", size: 4_000_000, seed: 8, bytesPerSecond: 500_000)
             // A `.part` from an earlier run (marked as one of ours, as a download that was killed before
             // its first state leaves it): the download writes it under its name (not an unnamed file).
             try? fm.removeItem(at: work.appendingPathComponent("out/moved"))
@@ -313,6 +313,8 @@ final class FailureMessageTests: CLITestCase {
             // As long as the file: nothing but the sidecar's word tells it from the download.
             let planted = Data(count: 4_000_000)
             try planted.write(to: part)
+            // Planted: the rest of the download, and the runs below, at full speed.
+            await server.liftPace()
             let output = await run.wait()
             XCTAssertEqual(output.status, 1, output.stderr)
             let failures = output.stderrLines.filter { $0.hasPrefix("fail  ") }

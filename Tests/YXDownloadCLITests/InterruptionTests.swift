@@ -61,6 +61,7 @@ final class InterruptionTests: CLITestCase {
                     + "run, or a worker sharing the folder), so it was left alone; once that one ended, run the same "
                     + "command again"), second.stderr)
         XCTAssertEqual(server.requests(to: "/movie.bin").count, 1, "the second run sent a request")
+        await server.liftPace()
         let ended = await first.wait(timeout: 120)
         let output = try XCTUnwrap(ended, "the first run did not end")
         XCTAssertEqual(output.status, 0, output.stderr)
@@ -110,6 +111,8 @@ final class InterruptionTests: CLITestCase {
         let handle = try FileHandle(forWritingTo: work.appendingPathComponent("urls.txt"))
         try handle.truncate(atOffset: 100_000)
         try handle.close()
+        // The list changed while the slow download ran: the rest of it at full speed.
+        await server.liftPace()
         let output = await command.wait()
         XCTAssertEqual(output.status, 1, output.stderr)
         XCTAssertTrue(holdsGenerated("slow.bin", size: 600_000, seed: 31))

@@ -166,6 +166,52 @@ final class TestHTTPServerConnectionTests: XCTestCase {
         try await server.stop()  // idempotent
     }
 
+    /// A lifted pace ends the slow responses under way (a paced body and a stall) and the pace of the
+    /// routes served then; a route served later is paced, and a stall that a later request consumes
+    /// still happens. Each read below would time out after 10 s at the old pace (1,000 bytes a second,
+    /// a 600 s stall).
+    func testALiftedPaceEndsSlowResponsesAndTheRoutesPace() async throws {
+        try await withServer { server in
+            let content = BodySource.generated(size: 200_000, seed: 4)
+            server.serve("/slow", Resource(content, bytesPerSecond: 1_000))
+            server.serve("/stalled", Resource(content, failures: [.stall(afterBytes: 100, seconds: 600), .stall(afterBytes: 100, seconds: 600)]))
+
+            let slow = try RawHTTPConnection(port: server.port)
+            try slow.sendRequest("GET", "/slow")
+            _ = try slow.readHead()
+            let slowStart = try slow.read(count: 10)
+            let stalled = try RawHTTPConnection(port: server.port)
+            try stalled.sendRequest("GET", "/stalled")
+            _ = try stalled.readHead()
+            let stalledStart = try stalled.read(count: 100)
+
+            await server.liftPace()
+            let whole = content.bytes(in: 0..<200_000)
+            XCTAssertEqual(slowStart + (try slow.read(count: 200_000 - 10)), whole)
+            XCTAssertEqual(stalledStart + (try stalled.read(count: 200_000 - 100)), whole)
+
+            // Later requests to the route, on the same connection and on a new one: not paced.
+            XCTAssertEqual(try slow.request("/slow").body, whole)
+            XCTAssertEqual(try RawHTTPConnection(port: server.port).request("/slow").body, whole)
+
+            // The route's second failure is a stall, and its next request consumes it.
+            let later = try RawHTTPConnection(port: server.port, timeout: 1)
+            try later.sendRequest("GET", "/stalled")
+            _ = try later.readHead()
+            XCTAssertEqual(try later.read(count: 100).count, 100)
+            XCTAssertThrowsError(try later.read(count: 1), "the stall of a later request")
+
+            // A route served after the lift is paced: its 20th byte at 20 bytes a second comes 0.95 s after the first.
+            server.serve("/slow", Resource(content, bytesPerSecond: 20))
+            let paced = try RawHTTPConnection(port: server.port)
+            let start = ContinuousClock.now
+            try paced.sendRequest("GET", "/slow")
+            _ = try paced.readHead()
+            XCTAssertEqual(try paced.read(count: 20).count, 20)
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(900), "the pace of a route served after the lift")
+        }
+    }
+
     func testServersAreIndependent() async throws {
         try await withServer { first in
             try await withServer { second in
