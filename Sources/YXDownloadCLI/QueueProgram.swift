@@ -21,23 +21,26 @@ package enum QueueProgram {
     /// Replaces this process with `yxdownload-queue arguments…`. Returns only if it cannot: then it
     /// prints why and returns ``ExitStatus/failure``.
     static func replaceProcess(arguments: [String], console: Console) -> Int32 {
-        let folder = executableDirectory()
-        let failure: String
-        if let folder, case let error = exec(folder + "/" + name, arguments: arguments, searchingPath: false),
-            error != ENOENT
-        {
-            failure = "\(folder)/\(name): \(String(cString: strerror(error)))"
-        } else {
-            let error = exec(name, arguments: arguments, searchingPath: true)
-            failure =
-                error == ENOENT
-                ? "\(name), which runs it, is neither in \(folder ?? "the folder of yxdownload") nor on PATH"
-                : "\(name): \(String(cString: strerror(error)))"
-        }
+        let failure = tryToReplaceProcess(arguments: arguments)
         console.writeErr(
             "yxdownload: cannot run '\(arguments.first ?? "")': \(failure). "
                 + "Install \(name) in the same folder as yxdownload (see the README).\n")
         return ExitStatus.failure
+    }
+
+    /// Replaces this process with `yxdownload-queue arguments…`, from the folder of this program or else
+    /// from `PATH`. Returns only if it cannot, with why, and prints nothing.
+    static func tryToReplaceProcess(arguments: [String]) -> String {
+        let folder = executableDirectory()
+        if let folder, case let error = exec(folder + "/" + name, arguments: arguments, searchingPath: false),
+            error != ENOENT
+        {
+            return "\(folder)/\(name): \(String(cString: strerror(error)))"
+        }
+        let error = exec(name, arguments: arguments, searchingPath: true)
+        return error == ENOENT
+            ? "\(name), which runs it, is neither in \(folder ?? "the folder of yxdownload") nor on PATH"
+            : "\(name): \(String(cString: strerror(error)))"
     }
 
     /// Runs `execv` (or `execvp`), returning the `errno` it failed with.

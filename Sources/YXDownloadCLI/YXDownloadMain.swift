@@ -20,6 +20,12 @@ public enum YXDownloadMain {
     /// process becomes.
     package static func run(_ arguments: [String], queueCommands: (any QueueCommands)?) -> Int32 {
         QueueCommandSupport.install(queueCommands)
+        // `yxdownload enqueue | worker | status …` becomes `yxdownload-queue` before any parse: that program
+        // parses the same arguments with the same code. Without it, the parse below still answers help
+        // requests and usage errors, and a command to run says what is missing.
+        if queueCommands == nil, let first = arguments.first, queueCommandNames.contains(first) {
+            _ = QueueProgram.tryToReplaceProcess(arguments: arguments)
+        }
         // The caller exits when this returns: not while libcurl's set-up still runs.
         defer { LibcurlSetUp.waitIfStarted() }
         if CommandShape.answers(arguments) {
@@ -130,6 +136,11 @@ public enum YXDownloadMain {
         var command = DownloadCommand()
         command.arguments = alone.arguments
         return command
+    }
+
+    /// The subcommands that run in `yxdownload-queue`.
+    static let queueCommandNames = ([EnqueueCommand.self, WorkerCommand.self, StatusCommand.self] as [any ParsableCommand.Type]).map {
+        $0.configuration.commandName ?? ""
     }
 
     /// Becomes `yxdownload-queue` with the same arguments; returns only if that fails.
