@@ -9,11 +9,13 @@ import YXTerminal
 
 /// `yxdownload-queue`: the program that runs `yxdownload enqueue | worker | status` (``QueueCommands``).
 ///
-/// `yxdownload` parses those subcommands itself, then, having no job store linked, replaces itself with
-/// this program by `execv`, passing the same arguments: the process keeps its ID, its standard streams,
+/// `yxdownload`, having no job store linked, replaces itself with this program by `execv` before it
+/// parses those subcommands (this program parses the same arguments with the same code), passing the
+/// same arguments: the process keeps its ID, its standard streams,
 /// its signals and its parent, so a shell, a service manager or `kill` sees one `yxdownload` process
 /// from start to end. The program is looked for next to the running executable (symbolic links
-/// resolved, as git finds its helpers), then on `PATH`.
+/// resolved, as git finds its helpers), then on `PATH`. Where it is missing, `yxdownload` parses the
+/// subcommand itself: its help and usage errors are printed, and a subcommand to run says what is missing.
 package enum QueueProgram {
     /// The program's file name.
     package static let name = "yxdownload-queue"

@@ -34,6 +34,20 @@ class CLITestCase: XCTestCase {
         try await RunningCommand(arguments, in: work, stdin: stdin).wait()
     }
 
+    /// Runs `yxdownload` in ``work`` once for each list of arguments, two processes at a time (most of
+    /// such a run is its parse, a second core's work under the thread sanitizer), and returns what each
+    /// printed, in order.
+    func yxdownloadEach(_ argumentLists: [[String]]) async throws -> [CommandOutput] {
+        var outputs: [CommandOutput] = []
+        var next = argumentLists[...]
+        while !next.isEmpty {
+            let started = try next.prefix(2).map { try RunningCommand($0, in: work) }
+            next = next.dropFirst(started.count)
+            for command in started { outputs.append(await command.wait()) }
+        }
+        return outputs
+    }
+
     /// Writes a list file in ``work``.
     @discardableResult
     func writeList(_ text: String, name: String = "urls.txt") throws -> String {

@@ -70,8 +70,7 @@ final class CommandLineURLTests: CLITestCase {
             // A URL mistyped, its credentials still hidden.
             (["http//eve:secret@127.0.0.1/x", "b"], "Error: 'http//…@127.0.0.1/x' is not an http or https URL"),
         ]
-        for (arguments, message) in cases {
-            let output = try await RunningCommand(arguments, in: work).wait()
+        for ((arguments, message), output) in zip(cases, try await yxdownloadEach(cases.map(\.0))) {
             XCTAssertEqual(output.status, 2, "\(arguments): \(output.stderr)")
             XCTAssertTrue(output.stderr.hasPrefix(message), "\(arguments) → \(output.stderr)")
             XCTAssertTrue(output.stderr.contains("See 'yxdownload --help' for more information."), output.stderr)

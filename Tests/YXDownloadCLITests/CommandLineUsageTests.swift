@@ -37,8 +37,7 @@ final class CommandLineUsageTests: CLITestCase {
             // A second list is refused, not silently the only one read.
             (["-i", list, "-i", list], "one list only: -i is given 2 times"),
         ]
-        for (arguments, message) in cases {
-            let output = try await RunningCommand(arguments, in: work).wait()
+        for ((arguments, message), output) in zip(cases, try await yxdownloadEach(cases.map(\.0))) {
             XCTAssertEqual(output.status, 2, "\(arguments): \(output.stderr)")
             XCTAssertTrue(output.stderr.contains(message), "\(arguments) → \(output.stderr)")
         }
@@ -50,8 +49,8 @@ final class CommandLineUsageTests: CLITestCase {
         XCTAssertFalse(secret.stderr.contains("SECRETTOKEN"), secret.stderr)
         XCTAssertTrue(secret.stderr.contains("(got one that starts \"Authorization\"; its value is not shown)"), secret.stderr)
         // A pasted token alone, without a separator, is not shown at all (found by a review).
-        for token in ["ghp_SECRETabcdef0123456789", "Authorization=Bearer_SECRET", "X-Api-Key;SECRET"] {
-            let pasted = try await RunningCommand(["-H", token, list], in: work).wait()
+        let tokens = ["ghp_SECRETabcdef0123456789", "Authorization=Bearer_SECRET", "X-Api-Key;SECRET"]
+        for pasted in try await yxdownloadEach(tokens.map { ["-H", $0, list] }) {
             XCTAssertEqual(pasted.status, 2, pasted.stderr)
             XCTAssertFalse(pasted.stderr.contains("SECRET"), pasted.stderr)
             XCTAssertTrue(pasted.stderr.contains("(its text is not shown: it may hold a credential)"), pasted.stderr)
