@@ -4,8 +4,9 @@ import YXTerminal
 
 /// What runs `yxdownload enqueue | worker | status` once they are parsed.
 ///
-/// Their options, checks and help are defined in this module, so `yxdownload` parses them, prints their
-/// help and completions, and reports usage errors itself. Running them needs the job stores (SQLite,
+/// Their options, checks and help are defined in this module, so `yxdownload` can parse them, print their
+/// help and completions, and report usage errors itself (its completion scripts and `help enqueue`, and
+/// everything when `yxdownload-queue` is missing). Running them needs the job stores (SQLite,
 /// PostgreSQL, SwiftNIO, swift-service-lifecycle), which a download never uses: linked into `yxdownload`
 /// they cost every download about 5 MiB of resident memory and a quarter more start-up work (the
 /// runtime's conformance lookups scan every record in the binary). So they live in a second program,
@@ -37,8 +38,8 @@ package enum QueueCommandSupport {
     static var commands: (any QueueCommands)? { installed.withLock { $0 } }
 
     /// Checks a `--queue` value: not empty here; whether it names a store (a PostgreSQL URL that
-    /// parses) where the stores are linked. Without them, `yxdownload-queue` checks it again when it
-    /// parses the same arguments, before anything runs.
+    /// parses) where the stores are linked, in `yxdownload-queue`, which parses the arguments of a
+    /// subcommand to run.
     static func check(queue text: String) throws {
         guard !text.isEmpty else { throw ValidationError("--queue must not be empty.") }
         if let problem = commands?.problem(withQueue: text) { throw ValidationError(problem) }

@@ -82,6 +82,11 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
     private var isInputClosed = false
     private var streaming: Streaming?
 
+    /// Numbers the tasks scheduled to resume writing: a task runs ``resume(context:restartingPace:serial:)``
+    /// only while its number is the latest, so a task cancelled too late (its timer was already due in
+    /// the event loop's turn) does nothing.
+    private var waitSerial: UInt64 = 0
+
     /// Creates the handler for connection number `connection` of the server whose state is `state`.
     init(state: NIOLockedValueBox<ServerState>, connection: Int) {
         self.state = state
@@ -241,8 +246,10 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
                 // Let the other channels of this event loop have a turn.
                 streaming.wait = .task(nil)
                 self.streaming = streaming
+                self.waitSerial &+= 1
+                let serial = self.waitSerial
                 context.eventLoop.assumeIsolated().execute { [weak self] in
-                    self?.resume(context: context, restartingPace: false)
+                    self?.resume(context: context, restartingPace: false, serial: serial)
                 }
                 return
             }
@@ -257,15 +264,19 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Sends the body under way at full speed from now on: no pace, and a stall under way ends now
-    /// (``TestHTTPServer/liftPace()``).
+    /// Sends the body under way at full speed from now on: no pace, and no stall, whether it is under
+    /// way or still to come in this body (``TestHTTPServer/liftPace()``).
     func liftPace(context: ChannelHandlerContext) {
         context.eventLoop.preconditionInEventLoop()
         guard !self.isClosed, var streaming = self.streaming else { return }
         streaming.body.bytesPerSecond = nil
+        if case .stall = streaming.body.interruption {
+            streaming.interruptionDone = true
+        }
         // A pace's or a stall's task; `.task(nil)` is a turn given to other channels, which resumes by itself.
         if case .task(let scheduled?) = streaming.wait {
             scheduled.cancel()
+            self.waitSerial &+= 1  // in case its timer is already due in this turn of the event loop
             streaming.wait = .none
         }
         self.streaming = streaming
@@ -274,16 +285,19 @@ final class HTTPConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    /// Schedules ``resume(context:restartingPace:)`` at `deadline`.
+    /// Schedules ``resume(context:restartingPace:serial:)`` at `deadline`.
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline, restartingPace: Bool) -> Scheduled<Void> {
-        context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-            self?.resume(context: context, restartingPace: restartingPace)
+        self.waitSerial &+= 1
+        let serial = self.waitSerial
+        return context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            self?.resume(context: context, restartingPace: restartingPace, serial: serial)
         }
     }
 
-    /// Ends a wait for a scheduled task and goes on writing.
-    private func resume(context: ChannelHandlerContext, restartingPace: Bool) {
-        guard !self.isClosed, self.streaming != nil else { return }
+    /// Ends a wait for the scheduled task numbered `serial` and goes on writing, unless a later task
+    /// replaced it.
+    private func resume(context: ChannelHandlerContext, restartingPace: Bool, serial: UInt64) {
+        guard serial == self.waitSerial, !self.isClosed, self.streaming != nil else { return }
         if restartingPace {
             self.streaming?.paceStart = .now()
             self.streaming?.paceSent = 0

@@ -147,10 +147,11 @@ public final class TestHTTPServer: Sendable {
 
     /// Ends every slow response: the routes served now and the bodies under way are sent at full speed.
     ///
-    /// Bodies under way lose their ``Resource/bytesPerSecond`` pace, a ``Resource/Failure/stall(afterBytes:seconds:)``
-    /// under way ends at once, and the routes served now lose their pace (their failures and versions
-    /// go on as they were). A route served after this call is paced as its resource says. When this
-    /// returns, every open connection has been told.
+    /// Bodies under way lose their ``Resource/bytesPerSecond`` pace and their
+    /// ``Resource/Failure/stall(afterBytes:seconds:)`` (a stall under way ends at once, one still to come
+    /// does not happen), and the routes served now lose their pace (their failures and versions go on as
+    /// they were: a later request still consumes a stall). A route served after this call is paced as
+    /// its resource says. When this returns, every open connection has been told.
     ///
     /// A test paces a body to keep a download running while it looks at it, then lifts the pace so that
     /// the download ends without waiting out the rest of its time:

@@ -2,6 +2,6 @@ import Foundation
 import YXDownloadCLI
 import YXDownloadQueueCLI
 
-// `yxdownload enqueue | worker | status`: `yxdownload` parses them, then becomes this program.
+// `yxdownload enqueue | worker | status`: `yxdownload` becomes this program, which parses and runs them.
 HeapSettings.apply()
 exit(YXDownloadQueueMain.run(Array(CommandLine.arguments.dropFirst())))

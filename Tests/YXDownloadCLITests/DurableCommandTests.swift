@@ -1057,6 +1057,9 @@ final class DurableCommandTests: CLITestCase {
         // keeps trying.
         let batchWorker = try startWorker("--exit-when-empty", "-q")
         let service = try startWorker("-q")
+        // Not left running when a check below fails (until its wait, its process ID is still its own).
+        var serviceWaitedFor = false
+        defer { if !serviceWaitedFor { service.send(SIGKILL) } }
         let batch = await batchWorker.wait(timeout: 60)
         let stopped = try XCTUnwrap(batch, "the worker did not stop")
         XCTAssertEqual(stopped.status, 1, stopped.stderr)
@@ -1067,6 +1070,7 @@ final class DurableCommandTests: CLITestCase {
         try await runSQL("DROP TRIGGER refuse;")
         try await waitUntil("the worker to download") { fileSize("out/\(sources[0].name)") == 1_000 }
         service.send(SIGTERM)
+        serviceWaitedFor = true
         let ended = await service.wait(timeout: 60)
         let output = try XCTUnwrap(ended, "the worker did not stop on SIGTERM")
         XCTAssertEqual(output.status, 0, "SIGTERM is a service's normal stop: \(output.stderr)")

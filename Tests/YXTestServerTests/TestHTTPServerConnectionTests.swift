@@ -166,8 +166,8 @@ final class TestHTTPServerConnectionTests: XCTestCase {
         try await server.stop()  // idempotent
     }
 
-    /// A lifted pace ends the slow responses under way (a paced body and a stall) and the pace of the
-    /// routes served then; a route served later is paced, and a stall that a later request consumes
+    /// A lifted pace ends the slow responses under way (a paced body, a stall under way, a stall still
+    /// to come in the body) and the pace of the routes served then; a route served later is paced, and a stall that a later request consumes
     /// still happens. Each read below would time out after 10 s at the old pace (1,000 bytes a second,
     /// a 600 s stall).
     func testALiftedPaceEndsSlowResponsesAndTheRoutesPace() async throws {
@@ -184,11 +184,18 @@ final class TestHTTPServerConnectionTests: XCTestCase {
             try stalled.sendRequest("GET", "/stalled")
             _ = try stalled.readHead()
             let stalledStart = try stalled.read(count: 100)
+            // Paced, and its stall still to come.
+            server.serve("/stall-ahead", Resource(content, bytesPerSecond: 1_000, failures: [.stall(afterBytes: 100_000, seconds: 600)]))
+            let ahead = try RawHTTPConnection(port: server.port)
+            try ahead.sendRequest("GET", "/stall-ahead")
+            _ = try ahead.readHead()
+            let aheadStart = try ahead.read(count: 10)
 
             await server.liftPace()
             let whole = content.bytes(in: 0..<200_000)
             XCTAssertEqual(slowStart + (try slow.read(count: 200_000 - 10)), whole)
             XCTAssertEqual(stalledStart + (try stalled.read(count: 200_000 - 100)), whole)
+            XCTAssertEqual(aheadStart + (try ahead.read(count: 200_000 - 10)), whole)
 
             // Later requests to the route, on the same connection and on a new one: not paced.
             XCTAssertEqual(try slow.request("/slow").body, whole)
