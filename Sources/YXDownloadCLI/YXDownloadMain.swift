@@ -138,8 +138,8 @@ public enum YXDownloadMain {
         return command
     }
 
-    /// The subcommands that run in `yxdownload-queue`.
-    static let queueCommandNames = ([EnqueueCommand.self, WorkerCommand.self, StatusCommand.self] as [any ParsableCommand.Type]).map {
+    /// The subcommands that run in `yxdownload-queue`: the root's, but the download.
+    static let queueCommandNames = YXDownloadCommand.configuration.subcommands.filter { $0 != DownloadCommand.self }.map {
         $0.configuration.commandName ?? ""
     }
 
