@@ -21,9 +21,10 @@ package enum QueueProgram {
     package static let name = "yxdownload-queue"
 
     /// Replaces this process with `yxdownload-queue arguments…`. Returns only if it cannot: then it
-    /// prints why and returns ``ExitStatus/failure``.
-    static func replaceProcess(arguments: [String], console: Console) -> Int32 {
-        let failure = tryToReplaceProcess(arguments: arguments)
+    /// prints why and returns ``ExitStatus/failure``. `knownFailure` is what an earlier attempt with the
+    /// same arguments returned: then no second attempt is made, and that is what is printed.
+    static func replaceProcess(arguments: [String], knownFailure: String? = nil, console: Console) -> Int32 {
+        let failure = knownFailure ?? tryToReplaceProcess(arguments: arguments)
         console.writeErr(
             "yxdownload: cannot run '\(arguments.first ?? "")': \(failure). "
                 + "Install \(name) in the same folder as yxdownload (see the README).\n")

@@ -22,9 +22,11 @@ public enum YXDownloadMain {
         QueueCommandSupport.install(queueCommands)
         // `yxdownload enqueue | worker | status …` becomes `yxdownload-queue` before any parse: that program
         // parses the same arguments with the same code. Without it, the parse below still answers help
-        // requests and usage errors, and a command to run says what is missing.
+        // requests and usage errors, and a command to run says why that program did not start (the failure
+        // of this attempt, not of a second one).
+        var queueProgramFailure: String?
         if queueCommands == nil, let first = arguments.first, queueCommandNames.contains(first) {
-            _ = QueueProgram.tryToReplaceProcess(arguments: arguments)
+            queueProgramFailure = QueueProgram.tryToReplaceProcess(arguments: arguments)
         }
         // The caller exits when this returns: not while libcurl's set-up still runs.
         defer { LibcurlSetUp.waitIfStarted() }
@@ -52,11 +54,14 @@ public enum YXDownloadMain {
             case let download as DownloadCommand:
                 command = download
             case let enqueue as EnqueueCommand:
-                return queueCommands?.enqueue(enqueue, console: .standard) ?? replaced(arguments)
+                return queueCommands?.enqueue(enqueue, console: .standard)
+                    ?? replaced(arguments, knownFailure: queueProgramFailure)
             case let worker as WorkerCommand:
-                return queueCommands?.worker(worker, console: .standard) ?? replaced(arguments)
+                return queueCommands?.worker(worker, console: .standard)
+                    ?? replaced(arguments, knownFailure: queueProgramFailure)
             case let status as StatusCommand:
-                return queueCommands?.status(status, console: .standard) ?? replaced(arguments)
+                return queueCommands?.status(status, console: .standard)
+                    ?? replaced(arguments, knownFailure: queueProgramFailure)
             default:
                 // `help <subcommand>` and other built-in commands print and throw CleanExit.
                 try parsed.run()
@@ -143,9 +148,10 @@ public enum YXDownloadMain {
         $0.configuration.commandName ?? ""
     }
 
-    /// Becomes `yxdownload-queue` with the same arguments; returns only if that fails.
-    private static func replaced(_ arguments: [String]) -> Int32 {
-        QueueProgram.replaceProcess(arguments: arguments, console: .standard)
+    /// Becomes `yxdownload-queue` with the same arguments, unless an earlier attempt failed with
+    /// `knownFailure`; returns only if that fails, having said why.
+    private static func replaced(_ arguments: [String], knownFailure: String?) -> Int32 {
+        QueueProgram.replaceProcess(arguments: arguments, knownFailure: knownFailure, console: .standard)
     }
 
     /// Prints what parsing ended with (a help text, a version, a script, or a usage error) and returns
