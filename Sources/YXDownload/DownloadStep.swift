@@ -44,7 +44,7 @@ class DownloadStep: QueueOperation, @unchecked Sendable {
             var ends = true
             var failure: (any Error)?
             switch result {
-            case .success(let value): ends = value is DownloadResult
+            case .success(let value): ends = value.holds(exactly: DownloadResult.self)
             case .failure(let error):
                 Self.logFailure(error, of: session)
                 if !(error is CancellationError) { failure = error }

@@ -424,7 +424,8 @@ final class TransferLane: @unchecked Sendable {
             transfer.sawActivity = true
             let length = size * count
             let line = UnsafeRawBufferPointer(start: data, count: length)
-            transfer.response.consume(headerBytes: line)
+            let found = TransferResponse.read(headerBytes: line)
+            if found != .skipped { transfer.response.record(found, of: line) }
             if let error = TransferLane.checkRedirect(line, of: transfer) {
                 transfer.stop = .failed(error)
                 return 0
@@ -513,14 +514,16 @@ final class TransferLane: @unchecked Sendable {
     /// A redirect (`3xx`) whose `Location` holds control characters is refused before curl follows it:
     /// such a target is never what the server meant, and curl would send it on in some form.
     static func checkRedirect(_ line: UnsafeRawBufferPointer, of transfer: Transfer) -> DownloadError? {
+        // The name first (most lines are cut short by their ninth byte): the response's status is read for
+        // a `Location` line only. ASCII letters are lower-cased by setting bit 5.
+        let nameLength = 9  // "location:"
+        guard line.count > nameLength, line[nameLength - 1] == UInt8(ascii: ":") else { return nil }
+        for (index, letter) in "location".utf8.enumerated() where line[index] | 0x20 != letter { return nil }
         let status = transfer.response.status
-        guard status >= 300, status < 400, line.count > 9 else { return nil }
-        let name = Array("location:".utf8)
-        // ASCII letters lower-cased by setting bit 5 (":" has it already).
-        guard name.indices.allSatisfy({ line[$0] | 0x20 == name[$0] }) else { return nil }
+        guard status >= 300, status < 400 else { return nil }
         var end = line.count
-        while end > name.count, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        var start = name.count
+        while end > nameLength, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        var start = nameLength
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         let value = line[start..<end]
         guard value.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
