@@ -514,22 +514,34 @@ final class TransferLane: @unchecked Sendable {
     /// A redirect (`3xx`) whose `Location` holds control characters is refused before curl follows it:
     /// such a target is never what the server meant, and curl would send it on in some form.
     static func checkRedirect(_ line: UnsafeRawBufferPointer, of transfer: Transfer) -> DownloadError? {
-        // The name first (most lines are cut short by their ninth byte): the response's status is read for
-        // a `Location` line only. ASCII letters are lower-cased by setting bit 5.
+        // The name first: most lines are not `Location`, and reading the status is an access to the transfer.
+        guard isLocationField(line), let status = refusedRedirectStatus(line, status: transfer.response.status) else {
+            return nil
+        }
+        return DownloadError(
+            .unexpectedResponse, "the server redirected to a Location with control characters (HTTP \(status))",
+            url: transfer.redactedURL, httpStatus: status)
+    }
+
+    /// Whether `line` is a `Location` field with a value: the name in any case, the colon right after it
+    /// (most lines are told apart by that ninth byte), and a byte after the colon.
+    static func isLocationField(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count > 9, line[8] == UInt8(ascii: ":") else { return false }
+        // ASCII letters compared lower-cased (bit 5 set).
+        for (index, letter) in "location".utf8.enumerated() where line[index] | 0x20 != letter { return false }
+        return true
+    }
+
+    /// The status of a redirect to refuse: `status` when `line` is a `Location` field of a `3xx` response
+    /// whose value holds a control character (a tab inside it too), else nil.
+    static func refusedRedirectStatus(_ line: UnsafeRawBufferPointer, status: Int) -> Int? {
+        guard isLocationField(line), status >= 300, status < 400 else { return nil }
         let nameLength = 9  // "location:"
-        guard line.count > nameLength, line[nameLength - 1] == UInt8(ascii: ":") else { return nil }
-        for (index, letter) in "location".utf8.enumerated() where line[index] | 0x20 != letter { return nil }
-        let status = transfer.response.status
-        guard status >= 300, status < 400 else { return nil }
         var end = line.count
         while end > nameLength, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
         var start = nameLength
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
-        let value = line[start..<end]
-        guard value.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
-        return DownloadError(
-            .unexpectedResponse, "the server redirected to a Location with control characters (HTTP \(status))",
-            url: transfer.redactedURL, httpStatus: status)
+        return line[start..<end].contains(where: { $0 < 0x20 || $0 == 0x7F }) ? status : nil
     }
 
     /// The write callback: check the response once, apply the speed limit, gather the bytes.

@@ -110,7 +110,9 @@ struct TransferResponse: Sendable {
         case skipped
     }
 
-    /// Records one header line, as curl's header callback hands it over (with its CR LF).
+    /// Records one header line, in the form curl's header callback hands it over (with its CR LF): what
+    /// ``read(headerBytes:)`` finds, recorded. (The callback itself reads first and records only the lines
+    /// a response keeps.)
     mutating func consume(headerBytes line: UnsafeRawBufferPointer) {
         record(Self.read(headerBytes: line), of: line)
     }

@@ -23,7 +23,7 @@ package enum QueueProgram {
     /// Replaces this process with `yxdownload-queue arguments…`. Returns only if it cannot: then it
     /// prints why and returns ``ExitStatus/failure``. `knownFailure` is what an earlier attempt with the
     /// same arguments returned: then no second attempt is made, and that is what is printed.
-    static func replaceProcess(arguments: [String], knownFailure: String? = nil, console: Console) -> Int32 {
+    static func replaceProcess(arguments: [String], knownFailure: String?, console: Console) -> Int32 {
         let failure = knownFailure ?? tryToReplaceProcess(arguments: arguments)
         console.writeErr(
             "yxdownload: cannot run '\(arguments.first ?? "")': \(failure). "

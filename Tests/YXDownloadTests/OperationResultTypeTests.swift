@@ -20,6 +20,12 @@ final class OperationResultTypeTests: XCTestCase {
         XCTAssertFalse(result.holds(exactly: TransferDeferral.self))
         XCTAssertTrue(deferral.holds(exactly: TransferDeferral.self))
         XCTAssertFalse(nothing.holds(exactly: DownloadResult.self))
+        // A result wrapped in an optional inside the existential: `is` looks through the optional, this
+        // check does not. No step finishes that way (they pass a `DownloadResult` itself, or an optional
+        // one that Swift converts, below); this pins down the one difference the helper's comment names.
+        let wrapped: (any Sendable)? = .some(Optional(result as? DownloadResult) as any Sendable)
+        XCTAssertTrue(wrapped is DownloadResult)
+        XCTAssertFalse(wrapped.holds(exactly: DownloadResult.self))
         // A result converted from an optional one, as Swift converts it, is still seen.
         let optional: DownloadResult? = result as? DownloadResult
         let converted: (any Sendable)? = optional
