@@ -44,7 +44,8 @@ final class DownloadJobManager: JobManager, @unchecked Sendable {
     }
 
     override func operationDidFinish(_ operation: QueueOperation) {
-        guard let probe = operation as? ProbeOperation, !probe.result.holds(exactly: TransferDeferral.self), !probe.finalizesItself
+        guard let probe = operation as? ProbeOperation, !probe.result.holds(exactly: TransferDeferral.self),
+            !probe.finalizesItself
         else { return }
         let session = probe.session
         let finalize = FinalizeOperation(queue: DownloadQueue.finalize, session: session)
