@@ -526,20 +526,22 @@ final class TransferLane: @unchecked Sendable {
     /// Whether `line` is a `Location` field with a value: the name in any case, the colon right after it
     /// (most lines are told apart by that ninth byte), and a byte after the colon.
     static func isLocationField(_ line: UnsafeRawBufferPointer) -> Bool {
-        guard line.count > 9, line[8] == UInt8(ascii: ":") else { return false }
+        guard line.count > locationNameLength, line[locationNameLength - 1] == UInt8(ascii: ":") else { return false }
         // ASCII letters compared lower-cased (bit 5 set).
         for (index, letter) in "location".utf8.enumerated() where line[index] | 0x20 != letter { return false }
         return true
     }
 
+    /// The length of `Location:`, the field's name with its colon.
+    private static var locationNameLength: Int { 9 }
+
     /// The status of a redirect to refuse: `status` when `line` is a `Location` field of a `3xx` response
     /// whose value holds a control character (a tab inside it too), else nil.
     static func refusedRedirectStatus(_ line: UnsafeRawBufferPointer, status: Int) -> Int? {
         guard isLocationField(line), status >= 300, status < 400 else { return nil }
-        let nameLength = 9  // "location:"
         var end = line.count
-        while end > nameLength, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        var start = nameLength
+        while end > locationNameLength, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+        var start = locationNameLength
         while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
         return line[start..<end].contains(where: { $0 < 0x20 || $0 == 0x7F }) ? status : nil
     }
