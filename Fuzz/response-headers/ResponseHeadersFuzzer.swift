@@ -9,8 +9,10 @@ import Foundation
 // ending (redirects give several status lines). Properties:
 // - the byte-level parser agrees with a plain reference parser after every line, and with its own
 //   `String` entry point;
-// - the status is 0 (no three digits) or a three-digit code; only the kept fields are stored, trimmed;
-// - Content-Length is non-negative; a Content-Range has 0 ≤ start ≤ end < total (total ≥ 0), or is
+// - the status is 0 (no three digits) or a three-digit code; only the kept fields are stored, trimmed
+//   (repeated Content-Length fields as one list);
+// - Content-Length is non-negative and read as the reference reads it; it is invalid exactly when it is
+//   there, unusable, and the body is not chunked; a Content-Range has 0 ≤ start ≤ end < total (total ≥ 0), or is
 //   `*/total`; Retry-After is finite and non-negative; ETag and Last-Modified, which go back to the
 //   server in `If-Range`, hold no control character.
 
@@ -42,7 +44,13 @@ private struct ReferenceResponse {
         let lowered = trimmed(line[..<colon]).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         let name = String(decoding: lowered, as: UTF8.self)
         guard TransferResponse.keptFieldNames.contains(name) else { return }
-        headers[name] = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
+        let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
+        // Repeated `Content-Length` fields are all kept, as a list (lengths that disagree are invalid).
+        if name == "content-length", let earlier = headers[name] {
+            headers[name] = earlier + ", " + value
+        } else {
+            headers[name] = value
+        }
     }
 }
 
@@ -60,6 +68,18 @@ private func describe(_ lines: ArraySlice<ArraySlice<UInt8>>) -> String {
     lines.map { String(decoding: $0, as: UTF8.self).debugDescription }.joined(separator: " ")
 }
 
+/// `Content-Length` as the reference reads it: each item of the list (one, or more for a repeated field)
+/// digits that fit in an `Int64`, and all of them equal.
+private func referenceLength(_ value: String) -> Int64? {
+    let numbers = value.split(separator: ",", omittingEmptySubsequences: false).map { item -> Int64? in
+        let digits = trimmed(ArraySlice(item.utf8))
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(String(decoding: digits, as: UTF8.self))
+    }
+    guard let first = numbers.first, let first, numbers.allSatisfy({ $0 == first }) else { return nil }
+    return first
+}
+
 /// The properties every state of a response must have.
 private func checkFields(_ response: TransferResponse, _ lines: ArraySlice<ArraySlice<UInt8>>) {
     require((0...999).contains(response.status), "status \(response.status) after \(describe(lines))")
@@ -73,6 +93,13 @@ private func checkFields(_ response: TransferResponse, _ lines: ArraySlice<Array
     if let length = response.contentLength {
         require(length >= 0, "Content-Length \(length) from \(describe(lines))")
     }
+    let field = response.headers.contentLength
+    let expected = field.flatMap(referenceLength)
+    require(
+        response.contentLength == expected
+            && response.hasInvalidContentLength == (field != nil && expected == nil && !response.isChunked),
+        "Content-Length \(field.debugDescription) read as \(response.contentLength.debugDescription) from "
+            + describe(lines))
     if let range = response.contentRange {
         switch (range.start, range.end) {
         case (let start?, let end?):

@@ -158,8 +158,23 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
                 "length": "\(response.contentLength.map(String.init) ?? "")",
                 "content-range": "\(response.headers.contentRange ?? "")",
             ])
+        if response.hasInvalidContentLength, (200..<300).contains(response.status) {
+            return .refuse(Self.invalidLength(response, url: session.redactedURL))
+        }
         guard let transfer = currentTransfer else { return .proceed }
         return accept(response, for: transfer.request)
+    }
+
+    /// The failure of a response whose `Content-Length` is no length
+    /// (``TransferResponse/hasInvalidContentLength``): nothing tells where its body ends, so none of it is
+    /// kept. The value is shown when it is short and printable.
+    private static func invalidLength(_ response: TransferResponse, url: String) -> DownloadError {
+        let value = response.headers.contentLength ?? ""
+        let printable = value.utf8.count <= 48 && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        return DownloadError(
+            .unexpectedResponse,
+            "the server sent an invalid Content-Length (\(printable ? "\"\(value)\"" : "\(value.utf8.count) bytes")): "
+                + "where its body ends cannot be known", url: url, httpStatus: response.status)
     }
 
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {

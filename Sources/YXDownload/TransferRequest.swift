@@ -33,11 +33,21 @@ struct TransferRequest: Sendable {
 /// The head of the final response (after redirects).
 struct TransferResponse: Sendable {
     var status: Int = 0
-    /// The header fields the engine reads (``keptFieldNames``), by lower-cased name; the last value wins.
+    /// The header fields the engine reads (``keptFieldNames``), by lower-cased name; the last value wins,
+    /// but for `Content-Length`, which keeps them all (``hasInvalidContentLength``).
     var headers = TransferResponseFields()
     var effectiveURL: String?
 
-    var contentLength: Int64? { headers.contentLength.flatMap(Self.decimal) }
+    /// The body's length from `Content-Length`: nil when there is none, or when it is no length at all
+    /// (``hasInvalidContentLength``). Repeated fields, or a list, of one value (`5, 5`) give that value.
+    var contentLength: Int64? { headers.contentLength.flatMap(Self.length) }
+    /// Whether a `Content-Length` is there but frames nothing a client can trust: not a decimal number,
+    /// one too large for a file, or fields that disagree (`5` and `7`). RFC 9112 §6.3 makes such a
+    /// response an unrecoverable error; taken for "no length", its body was read to the connection's
+    /// close and saved whole whatever arrived (found by a user test: `Content-Length: 99999999999999999999999`
+    /// and 5 bytes gave a 5-byte file under its final name). `Transfer-Encoding: chunked` frames the
+    /// body instead, and then the length does not matter.
+    var hasInvalidContentLength: Bool { headers.contentLength != nil && !isChunked && contentLength == nil }
     /// The entity tag, unless it holds a control character (it goes back to the server in `If-Range`).
     var etag: String? { headers.etag.flatMap(Self.validator) }
     /// `Last-Modified`, unless it holds a control character (it goes back to the server in `If-Range`).
@@ -73,6 +83,18 @@ struct TransferResponse: Sendable {
         return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
     }
 
+    /// `Content-Length`'s value: one decimal, or a list of equal ones (what a field sent twice becomes).
+    private static func length(_ value: String) -> Int64? {
+        guard value.utf8.contains(UInt8(ascii: ",")) else { return decimal(value) }
+        var length: Int64?
+        for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let item = decimal(item.trimmingASCIIWhitespace())
+            guard let item, length == nil || length == item else { return nil }
+            length = item
+        }
+        return length
+    }
+
     /// A length or a byte position: ASCII digits only (`Int64(_:)` also takes a sign), nil when it
     /// overflows.
     private static func decimal(_ text: some StringProtocol) -> Int64? {
@@ -93,6 +115,8 @@ struct TransferResponse: Sendable {
         "content-length", "content-range", "etag", "last-modified", "retry-after", "transfer-encoding",
     ]
     private static let keptFields = keptFieldNames.map { Array($0.utf8) }
+    /// The index of `content-length` in ``keptFieldNames``.
+    private static var contentLengthField: Int { 0 }
 
     /// Records one header line from curl (status lines start a new response: redirects have several).
     mutating func consume(headerLine raw: String) {
@@ -124,7 +148,13 @@ struct TransferResponse: Sendable {
             status = code
             headers = TransferResponseFields()
         case .field(let field, let value):
-            headers[field] = String(decoding: UnsafeRawBufferPointer(rebasing: line[value]), as: UTF8.self)
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[value]), as: UTF8.self)
+            if field == Self.contentLengthField, let earlier = headers[field] {
+                // Both values are kept, as one list: lengths that disagree make the length invalid.
+                headers[field] = earlier + ", " + text
+            } else {
+                headers[field] = text
+            }
         case .skipped:
             break
         }

@@ -47,5 +47,11 @@ extension Resource {
         /// content, whatever the request asked for (another range, or none). `end` is clamped to the
         /// content's last byte.
         case unaskedRange(start: Int64, end: Int64)
+
+        /// Answers as usual, but with one `Content-Length` field per text of `values` in place of the true
+        /// one (texts: they need not be numbers, nor agree), sends the whole body, then closes the
+        /// connection: the close is all that ends the body. A broken server does this; a client must not
+        /// take what arrived for the file.
+        case announcedLengths([String])
     }
 }

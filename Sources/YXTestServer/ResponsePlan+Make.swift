@@ -35,7 +35,7 @@ extension ResponsePlan {
                 return self.unaskedRange(
                     start: start, end: end, of: version, resource: resource, isHead: isHead, keepAlive: keepAlive)
             }
-        case .dropAfter, .shortBody, .stall, .misstatedLength, nil:
+        case .dropAfter, .shortBody, .stall, .misstatedLength, .announcedLengths, nil:
             break
         }
 
@@ -239,7 +239,7 @@ extension ResponsePlan {
         guard var body = self.body else {
             // HEAD or 416: no body to interrupt; cutting failures still close the connection.
             switch failure {
-            case .dropAfter, .shortBody:
+            case .dropAfter, .shortBody, .announcedLengths:
                 self.closesConnection = true
             case .stall, .status, .disconnect, .misstatedLength, .unaskedRange:
                 break
@@ -267,6 +267,10 @@ extension ResponsePlan {
             if let index = self.headers.firstIndex(where: { $0.name == "Content-Length" }) {
                 self.headers[index].value = String(announced)
             }
+        case .announcedLengths(let values):
+            self.headers.removeAll { $0.name == "Content-Length" }
+            self.headers += values.map { (name: "Content-Length", value: $0) }
+            self.closesConnection = true
         case .status, .disconnect, .unaskedRange:
             break
         }

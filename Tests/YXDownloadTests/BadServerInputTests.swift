@@ -80,6 +80,26 @@ final class BadServerInputTests: DownloadTestCase {
         assertNoFinalFile()
     }
 
+    /// Found by a user test: a `Content-Length` that is no length was taken for none, the body was read
+    /// to the connection's close, and what arrived was saved under the final name.
+    func testAContentLengthThatIsNoLengthFailsClearly() async throws {
+        let size: Int64 = 12
+        for (index, values) in [["99999999999999999999999"], ["abc"], ["10", "12"], ["12", "10"]].enumerated() {
+            let path = "/length\(index)"
+            server.serve(path, Resource(.generated(size: size, seed: 10), failures: [.announcedLengths(values)]))
+            let error = downloadError(await run(makeJob(path, options: fastOptions(retries: 0))))
+            // curl refuses some values itself ("Invalid Content-Length"); the engine refuses the others.
+            XCTAssertTrue([.unexpectedResponse, .transfer].contains(error?.kind), "\(values): \(String(describing: error))")
+            XCTAssertEqual(error?.isTransient, false, "\(values)")
+            XCTAssertTrue(error?.message.contains("Content-Length") ?? false, "\(values): \(error?.message ?? "")")
+        }
+        assertNoFinalFile()
+        // Lengths that agree are one length.
+        server.serve("/agreeing", Resource(.generated(size: size, seed: 10), failures: [.announcedLengths(["12", "12"])]))
+        let done = try await run(makeJob("/agreeing", options: fastOptions(retries: 0))).get()
+        XCTAssertEqual(done.sha256, GeneratedContent.sha256(size: size, seed: 10))
+    }
+
     func testAnInvalidRetryAfterIsIgnoredAndAHugeOneFailsAtOnce() async throws {
         for (index, value) in ["-5", "1e400", "soon", "-99999999999999999999"].enumerated() {
             let path = "/invalid\(index)"

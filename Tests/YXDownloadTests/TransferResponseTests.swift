@@ -92,6 +92,33 @@ final class TransferResponseTests: XCTestCase {
         XCTAssertEqual(response("HTTP/1.1 200 OK", "Content-Length: 12").contentLength, 12)
     }
 
+    func testAContentLengthThatIsNoLengthIsInvalid() {
+        // A user test: `Content-Length: 99999999999999999999999` and 5 bytes gave a 5-byte file.
+        for value in ["99999999999999999999999", "-5", "+5", "abc", "", "5 5", "0x10", "5,"] {
+            let parsed = response("HTTP/1.1 200 OK", "Content-Length: \(value)")
+            XCTAssertNil(parsed.contentLength, value.debugDescription)
+            XCTAssertTrue(parsed.hasInvalidContentLength, value.debugDescription)
+        }
+        XCTAssertFalse(response("HTTP/1.1 200 OK").hasInvalidContentLength, "no length is not an invalid one")
+        XCTAssertFalse(response("HTTP/1.1 200 OK", "Content-Length: 12").hasInvalidContentLength)
+        let chunked = response("HTTP/1.1 200 OK", "Content-Length: abc", "Transfer-Encoding: chunked")
+        XCTAssertFalse(chunked.hasInvalidContentLength, "chunked framing makes the length irrelevant")
+    }
+
+    func testRepeatedContentLengthsMustAgree() {
+        // A user test: `Content-Length: 5` then `Content-Length: 7` was taken for 7 (the last one).
+        let disagreeing = response("HTTP/1.1 200 OK", "Content-Length: 5", "Content-Length: 7")
+        XCTAssertNil(disagreeing.contentLength)
+        XCTAssertTrue(disagreeing.hasInvalidContentLength)
+        XCTAssertTrue(response("HTTP/1.1 200 OK", "Content-Length: 5, 7").hasInvalidContentLength)
+        XCTAssertEqual(response("HTTP/1.1 200 OK", "Content-Length: 5", "content-length: 5").contentLength, 5)
+        XCTAssertEqual(response("HTTP/1.1 200 OK", "Content-Length: 5 , 5").contentLength, 5)
+        // A redirect's lengths are not the final response's.
+        let redirected = response("HTTP/1.1 302 Found", "Content-Length: 5", "HTTP/1.1 200 OK", "Content-Length: 7")
+        XCTAssertEqual(redirected.contentLength, 7)
+        XCTAssertFalse(redirected.hasInvalidContentLength)
+    }
+
     func testRetryAfterIsFiniteAndNeverNegative() throws {
         // Fuzzer input: "Retry-After: 1e400120" gave an infinite wait.
         for value in ["1e400120", "inf", "-inf", "nan", "Infinity"] {
