@@ -139,6 +139,19 @@ final class DownloadRun: @unchecked Sendable {
         var existing = ExistingFiles(base: settings.directory.path)
         var skipped: [DownloadItem] = []
         while !Task.isCancelled, let entry = entries.next() {
+            if let folder = names.claimFolders(entry.dir) {
+                // Not downloaded: its folder is another download's file.
+                let name = entry.out ?? FileNaming.name(for: entry.url)
+                let relative = (entry.dir + [name]).joined(separator: "/")
+                let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
+                if !skipped.isEmpty { await reportSkipped(&skipped) }
+                let message = OutputDirectory.folderIsAFileMessage(display(folder))
+                events.async { [self] in
+                    totals.failed += 1
+                    reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))
+                }
+                continue
+            }
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
             // Most entries go to the output directory itself: no arrays to join.
             let relative = entry.dir.isEmpty ? name : (entry.dir + [name]).joined(separator: "/")

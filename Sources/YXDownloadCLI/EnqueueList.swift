@@ -25,13 +25,20 @@ package struct EnqueueList {
         }
 
         package mutating func next() -> EnqueueEntry? {
-            guard let entry = entries.next() else { return nil }
+            guard clash == nil, let entry = entries.next() else { return nil }
+            if let folder = names.claimFolders(entry.dir) {
+                clash = URLRedaction.redacted(entry.url) + ": " + OutputDirectory.folderIsAFileMessage(folder)
+                return nil
+            }
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
             return EnqueueEntry(url: entry.url.absoluteString, path: entry.dir + [name], checksum: entry.checksum?.description)
         }
 
-        /// Why the list ended early (it could not be read again), if it did: then the pass is incomplete
-        /// and nothing may be stored.
-        package var failure: String? { entries.failure }
+        /// An entry whose `dir=` goes through an earlier entry's file: the pass ends there.
+        private var clash: String?
+
+        /// Why the pass ended early, if it did: the list could not be read again, or an entry's folder is
+        /// another entry's file. Then the pass is incomplete and nothing may be stored.
+        package var failure: String? { clash ?? entries.failure }
     }
 }

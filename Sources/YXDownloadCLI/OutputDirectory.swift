@@ -72,6 +72,13 @@ package enum OutputDirectory {
         "\(shown) is a symbolic link, which yxdownload never follows (dir=): remove it, or change dir="
     }
 
+    /// Why an entry whose `dir=` goes through a file of an earlier entry of the run is not downloaded
+    /// (``OutputNames/claimFolders(_:)``).
+    package static func folderIsAFileMessage(_ shown: String) -> String {
+        "\(shown) is the file of an earlier download of this list, so it cannot be a folder too (dir=): "
+            + "give one of them another name (out= or dir=)"
+    }
+
     private static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR

@@ -1,5 +1,7 @@
 /// Gives every download of a run its own file (SPEC §4 "Naming"): the second entry that would write
-/// `NAME` gets `NAME.1`, the next `NAME.2`, and so on.
+/// `NAME` gets `NAME.1`, the next `NAME.2`, and so on. A file never takes the name of a folder that an
+/// earlier entry's `dir=` goes through, and a `dir=` cannot go through an earlier entry's file
+/// (``claimFolders(_:)``).
 ///
 /// A name also keeps its `NAME.part` and `NAME.part.meta` to itself, so no download's final file can
 /// land on another's partial file. Only a 64-bit hash of each claimed path is kept (a `Set<Int>`, under
@@ -7,6 +9,9 @@
 /// same hash (odds around 1 in 10^9 for such a list) would only give one name a needless `.N` suffix.
 struct OutputNames {
     private var taken = Set<Int>()
+    /// The folders that claimed entries' `dir=` paths pass through: no file takes one of their names,
+    /// for itself or for a partial file (it gets `NAME.N`).
+    private var folders = Set<Int>()
     /// For names that collided: the next suffix to try, so a list whose URLs all end in the same name
     /// does not retry `.1`, `.2`, … from the start each time.
     private var nextSuffix: [Int: Int] = [:]
@@ -52,11 +57,43 @@ struct OutputNames {
         return candidate
     }
 
+    /// Claims the folders of `directory` (path components under the output directory) for an entry.
+    ///
+    /// A folder of `dir=` is the user's choice and does not become `NAME.N`: when an earlier entry's file
+    /// (or one of its partial files) has the name of one of the folders, this entry cannot be downloaded
+    /// (found by a user test: it was downloaded whole, then failed, and so did every later run).
+    ///
+    /// - Returns: nil, or the path of the first folder whose name a file of this run has.
+    mutating func claimFolders(_ directory: [String]) -> String? {
+        guard !directory.isEmpty else { return nil }
+        var prefix = Self.topLevel
+        var claimed: [Int] = []
+        for (index, folder) in directory.enumerated() {
+            if isFileOrPartial(prefix, folder) { return directory[...index].joined(separator: "/") }
+            claimed.append(PathHash.of(prefix, folder))
+            prefix = index == 0 ? folder + "/" : prefix + folder + "/"
+        }
+        folders.formUnion(claimed)
+        return nil
+    }
+
     /// Whether `name`, its partial files, or the final file whose partial file `name` would be, is
-    /// already claimed. `hashes`: those of `name` and its partial files, when known.
+    /// already claimed, or a folder has the name of the file or of one of its partial files. `hashes`:
+    /// those of `name` and its partial files, when known.
     private func isTaken(_ prefix: String, _ name: String, hashes: (name: Int, part: Int, meta: Int)?) -> Bool {
         let own = hashes ?? PathHash.ofNameAndPartials(prefix, name)
         if taken.contains(own.name) || taken.contains(own.part) || taken.contains(own.meta) { return true }
+        if folders.contains(own.name) || folders.contains(own.part) || folders.contains(own.meta) { return true }
+        return isPartialOfClaimedFile(prefix, name)
+    }
+
+    /// Whether a claimed file is called `name`, or `name` is the partial file of one.
+    private func isFileOrPartial(_ prefix: String, _ name: String) -> Bool {
+        taken.contains(PathHash.of(prefix, name)) || isPartialOfClaimedFile(prefix, name)
+    }
+
+    /// Whether `name` is `NAME.part` or `NAME.part.meta` of a claimed `NAME`.
+    private func isPartialOfClaimedFile(_ prefix: String, _ name: String) -> Bool {
         for suffix in Self.partSuffixes
         where name.utf8.count > suffix.utf8.count && name.utf8.reversed().starts(with: suffix.utf8.reversed()) {
             if taken.contains(PathHash.of(prefix, name, droppingLast: suffix.utf8.count)) { return true }

@@ -95,6 +95,39 @@ final class DownloadCommandTests: CLITestCase {
         XCTAssertTrue(again.stderr.hasPrefix("yxdownload: 0 done, 10 skipped, 0 failed"), again.stderr)
     }
 
+    /// Found by a user test: a list whose `dir=` goes through an earlier entry's file downloaded that
+    /// entry whole, then failed it, in every run. Now it fails at once, with no request; the other way
+    /// round, a file named after an earlier entry's folder gets `NAME.1`.
+    func testAFolderNamedLikeAFileOfTheSameList() async throws {
+        serveGenerated("/m1", size: 3000, seed: 21)
+        serveGenerated("/m2", size: 100, seed: 22)
+        let base = server.baseURL.absoluteString.hasSuffix("/")
+            ? String(server.baseURL.absoluteString.dropLast()) : server.baseURL.absoluteString
+        _ = try writeList("""
+            \(base)/m1
+              out=conf
+            \(base)/m2
+              dir=conf
+            """)
+        let output = try await yxdownload("urls.txt", "-d", "a")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertTrue(output.stderr.contains("a/conf is the file of an earlier download"), output.stderr)
+        XCTAssertEqual(files(), ["a/conf"], output.stdout)
+        XCTAssertTrue(holdsGenerated("a/conf", size: 3000, seed: 21))
+        XCTAssertEqual(server.requests(to: "/m2").count, 0, "refused before any request")
+
+        _ = try writeList("""
+            \(base)/m2
+              dir=conf
+            \(base)/m1
+              out=conf
+            """)
+        let reversed = try await yxdownload("urls.txt", "-d", "b")
+        XCTAssertEqual(reversed.status, 0, reversed.stderr)
+        XCTAssertEqual(files().filter { $0.hasPrefix("b/") }, ["b/conf.1", "b/conf/m2"], reversed.stdout)
+        XCTAssertTrue(holdsGenerated("b/conf.1", size: 3000, seed: 21))
+    }
+
     func testJSONLinesParseAndTheSummaryCounts() async throws {
         serveGenerated("/j1.bin", size: 40_000, seed: 11)
         serveGenerated("/j2.bin", size: 50_000, seed: 12)

@@ -218,6 +218,20 @@ final class DurableCommandTests: CLITestCase {
         XCTAssertEqual(again.stdout, "queued \(count) downloads in jobs.sqlite: 0 new, \(count) already queued\n", again.stderr)
     }
 
+    /// An entry whose `dir=` goes through an earlier entry's file could never be downloaded: the enqueue
+    /// says which and stores nothing (as a run refuses that entry, found by a user test).
+    func testEnqueueOfAFolderNamedLikeAFileStoresNothing() async throws {
+        try writeList("\(server.url("/m1"))\n  out=conf\n\(server.url("/m2"))\n  dir=conf\n")
+        let output = try await yxdownload("enqueue", "--queue", queue, "-i", "urls.txt")
+        XCTAssertEqual(output.status, 1, output.stderr)
+        XCTAssertEqual(
+            output.stderr,
+            "yxdownload: \(server.url("/m2")): conf is the file of an earlier download of this list, so it cannot be a "
+                + "folder too (dir=): give one of them another name (out= or dir=); nothing was stored.\n")
+        let counts = try await status()
+        XCTAssertEqual(counts["total"] as? Int, 0, "\(counts)")
+    }
+
     /// A list that changes between its check and the read that stores it (here cut short while the store
     /// is locked by another process) stores nothing and says why (found by a helper's review: a cut-off
     /// URL was stored, exit 0).

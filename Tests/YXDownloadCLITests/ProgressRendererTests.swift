@@ -232,6 +232,25 @@ final class CommandPartsTests: XCTestCase {
         XCTAssertEqual(names.claim(directory: [], name: "short.bin"), "short.bin")
     }
 
+    /// Found by a user test: `out=conf` and, later, `dir=conf` downloaded the second entry whole, then
+    /// failed it on the rename, in every run. A folder of `dir=` is the user's choice: it cannot become
+    /// `conf.1`, so that entry is refused before it starts; a file named after a folder does become `NAME.N`.
+    func testFoldersAndFilesDoNotShareNames() {
+        var names = OutputNames()
+        XCTAssertEqual(names.claim(directory: [], name: "conf"), "conf")
+        XCTAssertEqual(names.claimFolders(["conf"]), "conf", "an earlier file has the folder's name")
+        XCTAssertEqual(names.claimFolders(["conf.part", "x"]), "conf.part", "or the name of its .part")
+        XCTAssertNil(names.claimFolders([]))
+        XCTAssertNil(names.claimFolders(["sub", "conf"]), "another folder's conf is another path")
+        XCTAssertEqual(names.claim(directory: ["sub"], name: "conf"), "conf.1", "sub/conf is a folder now")
+        XCTAssertEqual(names.claim(directory: [], name: "sub"), "sub.1")
+        XCTAssertEqual(names.claim(directory: [], name: "sub.part"), "sub.part", "a folder has no partial files")
+        XCTAssertNil(names.claimFolders(["sub", "conf"]), "one folder serves many entries")
+        XCTAssertEqual(names.claimFolders(["sub", "conf.1", "deeper"]), "sub/conf.1", "the file named sub/conf.1")
+        XCTAssertEqual(names.claim(directory: ["sub"], name: "inner"), "inner")
+        XCTAssertNil(names.claimFolders(["sub", "inner.part.meta.x"]), "only an exact partial name clashes")
+    }
+
     func testCollidingNamesGetSuffixesAndReservePartFiles() {
         var names = OutputNames()
         XCTAssertEqual(names.claim(directory: [], name: "a.bin"), "a.bin")
