@@ -33,10 +33,22 @@ extension DownloadSession {
     /// cannot move meanwhile, and the parts of one file, which may run on different lanes of the engine,
     /// write at the same time. `done` grows only after the bytes are written, so the sidecar never
     /// counts a byte that is not in the file.
-    func write(_ bytes: UnsafeRawBufferPointer, segment index: Int) -> DownloadError? {
+    func write(_ received: UnsafeRawBufferPointer, segment index: Int) -> DownloadError? {
+        var bytes = received
+        var isLast = false
         let target = state.withLock { s -> Result<(fd: Int32, offset: Int64), DownloadError> in
             let segment = s.resume.segments[index]
-            if let end = segment.end, segment.next + Int64(bytes.count) - 1 > end {
+            if !s.passingOver.isEmpty, let before = s.passingOver[index] {
+                // The whole file for a part: what comes before the segment is passed over, and the transfer
+                // stops at the segment's end.
+                let skipped = Int(min(before, Int64(bytes.count)))
+                s.passingOver[index] = before - Int64(skipped)
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+                if let end = segment.end, segment.next + Int64(bytes.count) - 1 >= end {
+                    bytes = UnsafeRawBufferPointer(rebasing: bytes[..<Int(max(0, end - segment.next + 1))])
+                    isLast = true
+                }
+            } else if let end = segment.end, segment.next + Int64(bytes.count) - 1 > end {
                 return .failure(
                     DownloadError(.unexpectedResponse, "the server sent more bytes than asked", url: redactedURL))
             }
@@ -46,7 +58,18 @@ extension DownloadSession {
             if case .failure(let error) = target { return error }
             return nil
         }
-        guard let base = bytes.baseAddress else { return nil }
+        let failure = write(bytes, at: offset, fd: fd, segment: index)
+        guard isLast, failure == nil else { return failure }
+        // Ends the transfer; the part then succeeds, its segment being whole (`errorMeansSuccess`).
+        return DownloadError(
+            .transfer, "the part's range is complete; the rest of the file is not needed", url: redactedURL)
+    }
+
+    /// Writes `bytes` at `offset` of the `.part` (the segment's next byte), then counts them.
+    private func write(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int64, fd: Int32, segment index: Int
+    ) -> DownloadError? {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         var written = 0
         while written < bytes.count {
             let result = pwrite(fd, base + written, bytes.count - written, off_t(offset + Int64(written)))

@@ -19,6 +19,7 @@ extension DownloadSession {
     func accept(_ response: TransferResponse, segment index: Int, requested: TransferRequest) -> ResponseVerdict {
         state.withLock { s -> ResponseVerdict in
             let isSingle = s.resume.segments.count == 1
+            if !s.passingOver.isEmpty { s.passingOver[index] = nil }
             switch (requested.rangeStart, response.status) {
             case (nil, 200):
                 recordEntity(&s, response, total: response.isChunked ? nil : response.contentLength)
@@ -58,6 +59,13 @@ extension DownloadSession {
                 return .proceed
             case (.some, 200):
                 guard isSingle else {
+                    if Self.isWholeOfSameVersion(response, as: s.resume) {
+                        // The server ignored the part's range (some honour ranges for some requests only):
+                        // the part reads the whole body from its first byte, keeps its own range and stops
+                        // after it (found by a user test: such a server failed the file in every run).
+                        s.passingOver[index] = s.resume.segments[index].next
+                        return .proceed
+                    }
                     s.invalidated = true
                     return .refuse(DownloadError(.validatorChanged, "the file changed on the server", url: redactedURL))
                 }
@@ -104,6 +112,14 @@ extension DownloadSession {
             return response.etag.map { opaque($0) != Substring(stored) } ?? false
         }
         return false
+    }
+
+    /// Whether a `200` to a part's range request is the whole of the version the parts are of: its length
+    /// is the file's, and it names the validator of the parts' resume (not merely no other one).
+    static func isWholeOfSameVersion(_ response: TransferResponse, as resume: ResumeState) -> Bool {
+        guard !response.isChunked, let length = response.contentLength, length == resume.total else { return false }
+        let namesOne = resume.etag != nil ? response.etag != nil : response.lastModified != nil || response.etag != nil
+        return resume.validator != nil && namesOne && !isAnotherVersion(response, total: length, than: resume)
     }
 
     /// A `206` whose `Content-Length` disagrees with its `Content-Range` frames a body that is not the

@@ -81,6 +81,10 @@ final class DownloadSession: @unchecked Sendable {
         var invalidated = false
         /// Per segment: where the bytes not yet handed to the disk's write-back begin.
         var writebackFrom: [Int: Int64] = [:]
+        /// Per segment whose range request the server answered with the whole file (`200`, the same
+        /// version): how many bytes of that body still come before the segment's next byte, to be passed
+        /// over (see ``DownloadSession/accept(_:segment:requested:)``).
+        var passingOver: [Int: Int64] = [:]
         /// Bytes written since the last flush ahead of the end (see ``DownloadSession/flushAheadBytes``),
         /// and whether one is under way.
         var bytesSinceFlushAhead: Int64 = 0

@@ -173,8 +173,8 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
         let printable = value.utf8.count <= 48 && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
         return DownloadError(
             .unexpectedResponse,
-            "the server sent an invalid Content-Length (\(printable ? "\"\(value)\"" : "\(value.utf8.count) bytes")): "
-                + "where its body ends cannot be known", url: url, httpStatus: response.status)
+            "the server sent an invalid Content-Length (\(printable ? "\"\(value)\"" : "\(value.utf8.count) bytes")), so "
+                + "the end of its body cannot be known", url: url, httpStatus: response.status)
     }
 
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {

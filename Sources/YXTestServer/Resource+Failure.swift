@@ -53,5 +53,9 @@ extension Resource {
         /// connection: the close is all that ends the body. A broken server does this; a client must not
         /// take what arrived for the file.
         case announcedLengths([String])
+
+        /// Answers as if the request asked for no range: `200 OK` with the whole content (and
+        /// `Accept-Ranges: bytes` still). A server that honours ranges for some requests only does this.
+        case ignoredRange
     }
 }

@@ -35,7 +35,7 @@ extension ResponsePlan {
                 return self.unaskedRange(
                     start: start, end: end, of: version, resource: resource, isHead: isHead, keepAlive: keepAlive)
             }
-        case .dropAfter, .shortBody, .stall, .misstatedLength, .announcedLengths, nil:
+        case .dropAfter, .shortBody, .stall, .misstatedLength, .announcedLengths, .ignoredRange, nil:
             break
         }
 
@@ -59,7 +59,10 @@ extension ResponsePlan {
                 versions.isEmpty
                 ? Resource.Version(.bytes(Data()))
                 : versions[min(admission.routeRequestIndex, versions.count - 1)]
-            plan = self.content(version, of: resource, for: request, isHead: isHead, keepAlive: keepAlive)
+            var ignoringRange = false
+            if case .ignoredRange = admission.failure { ignoringRange = true }
+            plan = self.content(
+                version, of: resource, for: request, ignoringRange: ignoringRange, isHead: isHead, keepAlive: keepAlive)
         }
 
         if let failure = admission.failure {
@@ -73,6 +76,7 @@ extension ResponsePlan {
         _ version: Resource.Version,
         of resource: Resource,
         for request: RecordedRequest,
+        ignoringRange: Bool = false,
         isHead: Bool,
         keepAlive: Bool
     ) -> ResponsePlan {
@@ -81,7 +85,7 @@ extension ResponsePlan {
         let lastModified = version.lastModifiedHeaderValue
 
         var range = ByteRangeRequest.ignored
-        if !resource.ignoresRange, let header = request.header("Range") {
+        if !resource.ignoresRange, !ignoringRange, let header = request.header("Range") {
             if let ifRange = request.header("If-Range"), !resource.ignoresIfRange,
                 !self.ifRangeMatches(ifRange, etag: etag, lastModified: lastModified)
             {
@@ -241,7 +245,7 @@ extension ResponsePlan {
             switch failure {
             case .dropAfter, .shortBody, .announcedLengths:
                 self.closesConnection = true
-            case .stall, .status, .disconnect, .misstatedLength, .unaskedRange:
+            case .stall, .status, .disconnect, .misstatedLength, .unaskedRange, .ignoredRange:
                 break
             }
             return
@@ -271,7 +275,7 @@ extension ResponsePlan {
             self.headers.removeAll { $0.name == "Content-Length" }
             self.headers += values.map { (name: "Content-Length", value: $0) }
             self.closesConnection = true
-        case .status, .disconnect, .unaskedRange:
+        case .status, .disconnect, .unaskedRange, .ignoredRange:
             break
         }
         self.body = body

@@ -266,6 +266,41 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertEqual(segmented.sha256, GeneratedContent.sha256(size: size, seed: 8))
     }
 
+    /// Found by a user test: a server that answered the probe's one-byte range (`206`) but the parts'
+    /// ranges with the whole file (`200`, the same `ETag`) failed the file as "changed on the server",
+    /// after every retry and in every run. Each part now reads that body up to its own range.
+    func testPartsAnsweredWithTheWholeFileStillEndWithTheFile() async throws {
+        let size: Int64 = 3_000_000
+        // The probe gets its range (the first, harmless failure), every part the whole file.
+        server.serve(
+            "/w.bin",
+            Resource(
+                .generated(size: size, seed: 40), etag: "w1",
+                failures: [.stall(afterBytes: 0, seconds: 0)] + Array(repeating: .ignoredRange, count: 4)))
+        let result = try await run(makeJob("/w.bin", options: fastOptions(connections: 4, retries: 0))).get()
+        XCTAssertEqual(result.sha256, GeneratedContent.sha256(size: size, seed: 40))
+        XCTAssertEqual(files(), ["w.bin"])
+        XCTAssertEqual(server.requests(to: "/w.bin").count, 5, "one request a part, no retry")
+        // Some parts get their range and others the whole file (a server behind a mixed pool).
+        server.serve(
+            "/m.bin",
+            Resource(
+                .generated(size: size, seed: 41), etag: "m1",
+                failures: [.stall(afterBytes: 0, seconds: 0), .ignoredRange, .stall(afterBytes: 0, seconds: 0), .ignoredRange]))
+        let mixed = try await run(makeJob("/m.bin", options: fastOptions(connections: 4, retries: 0))).get()
+        XCTAssertEqual(mixed.sha256, GeneratedContent.sha256(size: size, seed: 41))
+        // The whole file of another version is still refused: its bytes would be glued to the first's.
+        server.serve(
+            "/v.bin",
+            Resource.versions([
+                Resource.Version(.generated(size: size, seed: 42), etag: "v1"),
+                Resource.Version(.generated(size: size, seed: 43), etag: "v2"),
+            ]))
+        let changed = downloadError(await run(makeJob("/v.bin", options: fastOptions(connections: 4, retries: 0))))
+        XCTAssertEqual(changed?.kind, .validatorChanged, "\(String(describing: changed))")
+        XCTAssertFalse(files().contains("v.bin"))
+    }
+
     func testCompletePartIsFinalizedWithoutDownloadingAgain() async throws {
         let size: Int64 = 200_000
         server.serve("/done.bin", Resource(.generated(size: size, seed: 10), etag: "v1"))
