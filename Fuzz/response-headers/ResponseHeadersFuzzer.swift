@@ -47,7 +47,7 @@ private struct ReferenceResponse {
         let value = String(decoding: trimmed(line[(colon + 1)...]), as: UTF8.self)
         // Repeated `Content-Length` fields are all kept, as a list (lengths that disagree are invalid).
         if name == "content-length", let earlier = headers[name] {
-            headers[name] = earlier + ", " + value
+            headers[name] = earlier + "," + value
         } else {
             headers[name] = value
         }

@@ -151,7 +151,7 @@ struct TransferResponse: Sendable {
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: line[value]), as: UTF8.self)
             if field == Self.contentLengthField, let earlier = headers[field] {
                 // Both values are kept, as one list: lengths that disagree make the length invalid.
-                headers[field] = earlier + ", " + text
+                headers[field] = earlier + "," + text
             } else {
                 headers[field] = text
             }
