@@ -277,6 +277,7 @@ extension DownloadSession {
         // The range is read under the lock, the request built outside it: a request captured by the lock's
         // closure was copied once more on its way out (a retain and a release of each of its strings).
         let range = state.withLock { s -> (start: Int64, end: Int64?, validator: String?)? in
+            if !s.passingOver.isEmpty { s.passingOver[index] = nil }  // a new request, a new body
             let segment = s.resume.segments[index]
             let isSingle = s.resume.segments.count == 1
             if isSingle && segment.next > 0 && s.resume.validator == nil {

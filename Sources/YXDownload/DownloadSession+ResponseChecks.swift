@@ -115,11 +115,15 @@ extension DownloadSession {
     }
 
     /// Whether a `200` to a part's range request is the whole of the version the parts are of: its length
-    /// is the file's, and it names the validator of the parts' resume (not merely no other one).
+    /// is the file's, and its validator is the parts' own, a strong one (the one `If-Range` sent: a strong
+    /// entity tag, else the date), not merely no other one (found by a review: a date-only resume took any
+    /// tag for a match).
     static func isWholeOfSameVersion(_ response: TransferResponse, as resume: ResumeState) -> Bool {
-        guard !response.isChunked, let length = response.contentLength, length == resume.total else { return false }
-        let namesOne = resume.etag != nil ? response.etag != nil : response.lastModified != nil || response.etag != nil
-        return resume.validator != nil && namesOne && !isAnotherVersion(response, total: length, than: resume)
+        guard !response.isChunked, let length = response.contentLength, length == resume.total,
+            let validator = resume.validator
+        else { return false }
+        return ResumeState(url: "", etag: response.etag, lastModified: response.lastModified, segments: []).validator
+            == validator
     }
 
     /// A `206` whose `Content-Length` disagrees with its `Content-Range` frames a body that is not the

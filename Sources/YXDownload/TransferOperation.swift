@@ -170,11 +170,19 @@ class TransferOperation: DownloadStep, TransferHandler, @unchecked Sendable {
     /// kept. The value is shown when it is short and printable.
     private static func invalidLength(_ response: TransferResponse, url: String) -> DownloadError {
         let value = response.headers.contentLength ?? ""
-        let printable = value.utf8.count <= 48 && value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+        let items = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingASCIIWhitespace() }
+        let numbers = items.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+        let described: String
+        if value.utf8.count > 48 || !value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            described = "an unprintable Content-Length of \(value.utf8.count) bytes"
+        } else if items.count > 1, numbers {
+            described = "Content-Length fields that disagree (\(items.joined(separator: ", ")))"
+        } else {
+            described = "an invalid Content-Length (\"\(value)\")"
+        }
         return DownloadError(
-            .unexpectedResponse,
-            "the server sent an invalid Content-Length (\(printable ? "\"\(value)\"" : "\(value.utf8.count) bytes")), so "
-                + "the end of its body cannot be known", url: url, httpStatus: response.status)
+            .unexpectedResponse, "the server sent \(described), so the end of its body cannot be known", url: url,
+            httpStatus: response.status)
     }
 
     func transferDidReceive(_ bytes: UnsafeRawBufferPointer) -> DownloadError? {

@@ -47,12 +47,18 @@ struct TransferResponse: Sendable {
     /// close and saved whole whatever arrived (found by a user test: `Content-Length: 99999999999999999999999`
     /// and 5 bytes gave a 5-byte file under its final name). `Transfer-Encoding: chunked` frames the
     /// body instead, and then the length does not matter.
-    var hasInvalidContentLength: Bool { headers.contentLength != nil && !isChunked && contentLength == nil }
+    var hasInvalidContentLength: Bool { headers.contentLength != nil && contentLength == nil && !isChunked }
     /// The entity tag, unless it holds a control character (it goes back to the server in `If-Range`).
     var etag: String? { headers.etag.flatMap(Self.validator) }
     /// `Last-Modified`, unless it holds a control character (it goes back to the server in `If-Range`).
     var lastModified: String? { headers.lastModified.flatMap(Self.validator) }
-    var isChunked: Bool { headers.transferEncoding?.lowercased().firstRange(of: "chunked") != nil }
+    /// Whether the body is framed by chunks: `Transfer-Encoding` ends with the coding `chunked` (RFC 9112
+    /// §6.3; curl reads whole codings too, so `notchunked` is none, found by a review).
+    var isChunked: Bool {
+        guard let value = headers.transferEncoding else { return false }
+        let last = value.split(separator: ",", omittingEmptySubsequences: false).last?.trimmingASCIIWhitespace()
+        return last?.lowercased() == "chunked"
+    }
 
     /// `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`), or `bytes */TOTAL` on a 416.
     ///

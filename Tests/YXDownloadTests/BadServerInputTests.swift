@@ -84,6 +84,7 @@ final class BadServerInputTests: DownloadTestCase {
     /// to the connection's close, and what arrived was saved under the final name.
     func testAContentLengthThatIsNoLengthFailsClearly() async throws {
         let size: Int64 = 12
+        var messages: [String] = []
         for (index, values) in [["99999999999999999999999"], ["abc"], ["10", "12"], ["12", "10"]].enumerated() {
             let path = "/length\(index)"
             server.serve(path, Resource(.generated(size: size, seed: 10), failures: [.announcedLengths(values)]))
@@ -92,7 +93,11 @@ final class BadServerInputTests: DownloadTestCase {
             XCTAssertTrue([.unexpectedResponse, .transfer].contains(error?.kind), "\(values): \(String(describing: error))")
             XCTAssertEqual(error?.isTransient, false, "\(values)")
             XCTAssertTrue(error?.message.contains("Content-Length") ?? false, "\(values): \(error?.message ?? "")")
+            messages.append(error?.message ?? "")
         }
+        XCTAssertTrue(
+            messages[0].hasPrefix("the server sent an invalid Content-Length (\"99999999999999999999999\")"), messages[0])
+        XCTAssertTrue(messages[2].hasPrefix("the server sent Content-Length fields that disagree (10, 12)"), messages[2])
         assertNoFinalFile()
         // Lengths that agree are one length.
         server.serve("/agreeing", Resource(.generated(size: size, seed: 10), failures: [.announcedLengths(["12", "12"])]))

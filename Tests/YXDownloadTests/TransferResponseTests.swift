@@ -154,6 +154,52 @@ final class TransferResponseTests: XCTestCase {
         }
     }
 
+    func testChunkedIsTheLastCodingNotAWordInside() {
+        XCTAssertTrue(response("HTTP/1.1 200 OK", "Transfer-Encoding: chunked").isChunked)
+        XCTAssertTrue(response("HTTP/1.1 200 OK", "Transfer-Encoding: gzip, Chunked").isChunked)
+        XCTAssertFalse(response("HTTP/1.1 200 OK", "Transfer-Encoding: notchunked").isChunked, "found by a review")
+        XCTAssertFalse(response("HTTP/1.1 200 OK", "Transfer-Encoding: chunked, gzip").isChunked)
+        XCTAssertFalse(response("HTTP/1.1 200 OK").isChunked)
+        let disguised = response("HTTP/1.1 200 OK", "Transfer-Encoding: notchunked", "Content-Length: 99999999999999999999999")
+        XCTAssertTrue(disguised.hasInvalidContentLength, "a coding named like chunked does not excuse the length")
+    }
+
+    /// When a part's range request gets the whole file (`200`) that it may read from: the file's length
+    /// and the parts' own strong validator (found by a review: a date-only resume took any tag for one).
+    func testTheWholeFileForAPartMustBeOfTheSameVersion() {
+        func whole(_ lines: String...) -> TransferResponse {
+            var response = TransferResponse()
+            response.consume(headerLine: "HTTP/1.1 200 OK\r\n")
+            for line in lines { response.consume(headerLine: line + "\r\n") }
+            return response
+        }
+        let date = "Tue, 24 Nov 2026 10:00:00 GMT"
+        let other = "Wed, 25 Nov 2026 10:00:00 GMT"
+        let tagged = ResumeState(url: "u", etag: "\"v1\"", total: 10, segments: [])
+        XCTAssertTrue(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: \"v1\""), as: tagged))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: \"v2\""), as: tagged))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: W/\"v1\""), as: tagged))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10"), as: tagged), "no validator")
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 9", "ETag: \"v1\""), as: tagged))
+        XCTAssertFalse(
+            DownloadSession.isWholeOfSameVersion(whole("Transfer-Encoding: chunked", "ETag: \"v1\""), as: tagged),
+            "no length to compare")
+        let dated = ResumeState(url: "u", lastModified: date, total: 10, segments: [])
+        XCTAssertTrue(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "Last-Modified: \(date)"), as: dated))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: \"v1\""), as: dated))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "Last-Modified: \(other)"), as: dated))
+        // A weak tag is no validator for bytes: the date decides.
+        let weak = ResumeState(url: "u", etag: "W/\"w\"", lastModified: date, total: 10, segments: [])
+        XCTAssertTrue(
+            DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: W/\"w\"", "Last-Modified: \(date)"), as: weak))
+        XCTAssertFalse(
+            DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: W/\"w\"", "Last-Modified: \(other)"), as: weak))
+        XCTAssertFalse(DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10", "ETag: W/\"w\""), as: weak))
+        XCTAssertFalse(
+            DownloadSession.isWholeOfSameVersion(whole("Content-Length: 10"), as: ResumeState(url: "u", total: 10, segments: [])),
+            "parts without a validator are never combined")
+    }
+
     func testValidatorsWithControlCharactersAreNotSentBack() {
         // Fuzzer inputs: a bare CR or a vertical tab inside ETag or Last-Modified, which go back to the
         // server in If-Range.
