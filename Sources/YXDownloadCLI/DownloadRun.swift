@@ -132,6 +132,16 @@ final class DownloadRun: @unchecked Sendable {
 
     // MARK: - The producer
 
+    /// Reports `item` as failed with `message`, without a download (its folder cannot be used), after
+    /// the skips listed before it.
+    private func refuse(_ item: DownloadItem, _ message: String, after skipped: inout [DownloadItem]) async {
+        if !skipped.isEmpty { await reportSkipped(&skipped) }
+        events.async { [self] in
+            totals.failed += 1
+            reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))
+        }
+    }
+
     /// Names, skips or submits every entry, in order, then tells ``events`` that it is done.
     private func produce(_ entries: RunEntries) async {
         var entries = entries
@@ -144,12 +154,7 @@ final class DownloadRun: @unchecked Sendable {
                 let name = entry.out ?? FileNaming.name(for: entry.url)
                 let relative = (entry.dir + [name]).joined(separator: "/")
                 let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
-                if !skipped.isEmpty { await reportSkipped(&skipped) }
-                let message = OutputDirectory.folderIsAFileMessage(display(folder))
-                events.async { [self] in
-                    totals.failed += 1
-                    reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))
-                }
+                await refuse(item, OutputDirectory.folderIsAFileMessage(display(folder)), after: &skipped)
                 continue
             }
             let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
@@ -159,12 +164,7 @@ final class DownloadRun: @unchecked Sendable {
             // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
             let path = existing.base + "/" + relative
             if !entry.dir.isEmpty, let link = existing.symbolicLink(in: entry.dir) {
-                if !skipped.isEmpty { await reportSkipped(&skipped) }
-                let message = OutputDirectory.linkedFolderMessage(display(link))
-                events.async { [self] in
-                    totals.failed += 1
-                    reporter.failed(item, DownloadFailure(message: message, httpStatus: nil))
-                }
+                await refuse(item, OutputDirectory.linkedFolderMessage(display(link)), after: &skipped)
                 continue
             }
             let fresh: Bool

@@ -61,6 +61,13 @@ final class TransferResponseTests: XCTestCase {
         return response
     }
 
+    /// A response of `status` (a status line) with the field `lines`.
+    private func response(_ status: String, fields lines: [String]) -> TransferResponse {
+        var response = TransferResponse()
+        for line in [status] + lines { response.consume(headerLine: line + "\r\n") }
+        return response
+    }
+
     func testContentRangeIsUsedOnlyWhenItsNumbersAreConsistent() {
         func range(_ value: String) -> [Int64?]? {
             response("HTTP/1.1 206 Partial Content", "Content-Range: \(value)").contentRange
@@ -167,12 +174,7 @@ final class TransferResponseTests: XCTestCase {
     /// When a part's range request gets the whole file (`200`) that it may read from: the file's length
     /// and the parts' own strong validator (found by a review: a date-only resume took any tag for one).
     func testTheWholeFileForAPartMustBeOfTheSameVersion() {
-        func whole(_ lines: String...) -> TransferResponse {
-            var response = TransferResponse()
-            response.consume(headerLine: "HTTP/1.1 200 OK\r\n")
-            for line in lines { response.consume(headerLine: line + "\r\n") }
-            return response
-        }
+        func whole(_ lines: String...) -> TransferResponse { response("HTTP/1.1 200 OK", fields: lines) }
         let date = "Tue, 24 Nov 2026 10:00:00 GMT"
         let other = "Wed, 25 Nov 2026 10:00:00 GMT"
         let tagged = ResumeState(url: "u", etag: "\"v1\"", total: 10, segments: [])
@@ -217,12 +219,7 @@ final class TransferResponseTests: XCTestCase {
     /// another length or tag, weak or not; not a tag's weakness alone, and not an unquoted tag that a
     /// resume mark kept (it reads back as a `Last-Modified`, which is compared only when it is a date).
     func testAnotherVersionIsTheLengthOrTheTagNotItsSpelling() {
-        func response(_ lines: String...) -> TransferResponse {
-            var response = TransferResponse()
-            response.consume(headerLine: "HTTP/1.1 206 Partial Content\r\n")
-            for line in lines { response.consume(headerLine: line + "\r\n") }
-            return response
-        }
+        func response(_ lines: String...) -> TransferResponse { self.response("HTTP/1.1 206 Partial Content", fields: lines) }
         let date = "Tue, 24 Nov 2026 10:00:00 GMT"
         let tagged = ResumeState(url: "u", etag: "\"v1\"", total: 10, segments: [])
         XCTAssertFalse(DownloadSession.isAnotherVersion(response("ETag: \"v1\""), total: 10, than: tagged))
