@@ -301,6 +301,39 @@ final class DownloadResilienceTests: DownloadTestCase {
         XCTAssertFalse(files().contains("v.bin"))
     }
 
+    /// A part given the whole file passes over what comes before its range, writes its range where it
+    /// belongs, and ends the transfer at the range's last byte, whatever the sizes of the pieces that arrive
+    /// (one byte, pieces that straddle the range's first or last byte, the whole body at once).
+    func testAPartGivenTheWholeFileKeepsOnlyItsRangeAndStopsAtItsEnd() throws {
+        let content = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        for piece in [1, 7, 100, 333, 1000] {
+            let session = makeSession("w\(piece).bin")
+            _ = try session.prepare()
+            session.state.withLock { s in
+                s.resume.total = 1000
+                s.resume.segments = [
+                    .init(start: 0, end: 299, done: 0), .init(start: 300, end: 699, done: 0), .init(start: 700, end: 999, done: 0),
+                ]
+                s.passingOver[1] = 300
+            }
+            var offset = 0
+            var stopped = false
+            while offset < content.count, !stopped {
+                let bytes = content[offset..<min(offset + piece, content.count)]
+                stopped = bytes.withUnsafeBytes { session.write($0, segment: 1) } != nil
+                offset += bytes.count
+            }
+            XCTAssertTrue(stopped, "\(piece)")
+            XCTAssertTrue(offset >= 700 && offset < 700 + piece, "\(piece): stopped after byte \(offset) of the body")
+            XCTAssertTrue(session.isSegmentComplete(1), "\(piece)")
+            let written = try Data(contentsOf: directory.appendingPathComponent("w\(piece).bin.part"))
+            XCTAssertEqual(written.count, 700, "\(piece): nothing past the range")
+            XCTAssertEqual(Array(written[300..<700]), Array(content[300..<700]), "\(piece)")
+            XCTAssertEqual(Array(written[0..<300]), [UInt8](repeating: 0, count: 300), "\(piece): nothing before it")
+            session.end()
+        }
+    }
+
     func testCompletePartIsFinalizedWithoutDownloadingAgain() async throws {
         let size: Int64 = 200_000
         server.serve("/done.bin", Resource(.generated(size: size, seed: 10), etag: "v1"))
