@@ -17,7 +17,8 @@ extension DownloadSession {
     /// anything else unexpected, is refused. A `416` for a single stream whose `.part` already holds the
     /// whole body means there is nothing left to fetch: ``ResponseVerdict/enough``.
     func accept(_ response: TransferResponse, segment index: Int, requested: TransferRequest) -> ResponseVerdict {
-        state.withLock { s -> ResponseVerdict in
+        var passedOver: Int64?
+        let verdict = state.withLock { s -> ResponseVerdict in
             let isSingle = s.resume.segments.count == 1
             if !s.passingOver.isEmpty { s.passingOver[index] = nil }
             switch (requested.rangeStart, response.status) {
@@ -64,6 +65,7 @@ extension DownloadSession {
                         // the part reads the whole body from its first byte, keeps its own range and stops
                         // after it (found by a user test: such a server failed the file in every run).
                         s.passingOver[index] = s.resume.segments[index].next
+                        passedOver = s.resume.segments[index].next
                         return .proceed
                     }
                     s.invalidated = true
@@ -89,6 +91,13 @@ extension DownloadSession {
                 return .refuse(httpError(response))
             }
         }
+        if let passedOver {
+            // Said at -v: the part reads more than its range.
+            logger.info(
+                "the server sent the whole file for a part's range; reading up to the part's end",
+                metadata: ["url": "\(redactedURL)", "part": "\(index)", "skipped": "\(passedOver)"])
+        }
+        return verdict
     }
 
     /// Whether a `206` to a resume is of another version of the file than the `.part` holds: another

@@ -41,6 +41,23 @@ final class VerboseTests: CLITestCase {
         XCTAssertEqual(logLines(quiet), [], "no log lines without -v")
     }
 
+    /// A part whose range the server answers with the whole file says so at -v: it reads more than its range.
+    func testAPartGivenTheWholeFileIsSaid() async throws {
+        let size: Int64 = 4 << 20  // two parts of 2 MiB (a part is at least 1 MiB)
+        serveGenerated("/w.bin", size: size, seed: 3, failures: [.stall(afterBytes: 0, seconds: 0), .ignoredRange, .ignoredRange])
+        let url = server.url("/w.bin").absoluteString
+        let output = try await yxdownload(url, "-v", "-x", "2", "--retries", "0")
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertTrue(holdsGenerated("w.bin", size: size, seed: 3))
+        let said = logLines(output).filter { $0.contains("the server sent the whole file for a part's range") }
+        XCTAssertEqual(
+            said.sorted(),
+            [
+                "yxdownload: [info] the server sent the whole file for a part's range; reading up to the part's end \(url) part=0 skipped=0",
+                "yxdownload: [info] the server sent the whole file for a part's range; reading up to the part's end \(url) part=1 skipped=2097152",
+            ], output.stderr)
+    }
+
     /// -vv adds curl's own lines: connections made and reused, the request and response heads; with the
     /// values of Authorization and Cookie headers, and URL credentials, redacted.
     func testCurlDetailsWithoutCredentials() async throws {
