@@ -149,18 +149,17 @@ final class DownloadRun: @unchecked Sendable {
         var existing = ExistingFiles(base: settings.directory.path)
         var skipped: [DownloadItem] = []
         while !Task.isCancelled, let entry = entries.next() {
-            if let folder = names.claimFolders(entry.dir) {
-                // Not downloaded: its folder is another download's file.
-                let name = entry.out ?? FileNaming.name(for: entry.url)
-                let relative = (entry.dir + [name]).joined(separator: "/")
-                let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
-                await refuse(item, OutputDirectory.folderIsAFileMessage(display(folder)), after: &skipped)
-                continue
-            }
-            let name = names.claim(directory: entry.dir, name: entry.out ?? FileNaming.name(for: entry.url))
+            // An entry whose folder is another download's file claims no name: it is not downloaded.
+            let folderIsAFile = names.claimFolders(entry.dir)
+            let wanted = entry.out ?? FileNaming.name(for: entry.url)
+            let name = folderIsAFile == nil ? names.claim(directory: entry.dir, name: wanted) : wanted
             // Most entries go to the output directory itself: no arrays to join.
             let relative = entry.dir.isEmpty ? name : (entry.dir + [name]).joined(separator: "/")
             let item = DownloadItem(url: URLRedaction.redacted(entry.url), file: display(relative), name: name)
+            if let folderIsAFile {
+                await refuse(item, OutputDirectory.folderIsAFileMessage(display(folderIsAFile)), after: &skipped)
+                continue
+            }
             // A path string, one URL: `appendingPathComponent` and `.path` cost ~12,000 instructions each.
             let path = existing.base + "/" + relative
             if !entry.dir.isEmpty, let link = existing.symbolicLink(in: entry.dir) {

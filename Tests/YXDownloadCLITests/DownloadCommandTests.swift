@@ -101,14 +101,9 @@ final class DownloadCommandTests: CLITestCase {
     func testAFolderNamedLikeAFileOfTheSameList() async throws {
         serveGenerated("/m1", size: 3000, seed: 21)
         serveGenerated("/m2", size: 100, seed: 22)
-        let base = server.baseURL.absoluteString.hasSuffix("/")
-            ? String(server.baseURL.absoluteString.dropLast()) : server.baseURL.absoluteString
-        _ = try writeList("""
-            \(base)/m1
-              out=conf
-            \(base)/m2
-              dir=conf
-            """)
+        let fileEntry = "\(server.url("/m1"))\n  out=conf\n"
+        let folderEntry = "\(server.url("/m2"))\n  dir=conf\n"
+        try writeList(fileEntry + folderEntry)
         let output = try await yxdownload("urls.txt", "-d", "a")
         XCTAssertEqual(output.status, 1, output.stderr)
         XCTAssertTrue(output.stderr.contains("a/conf is the file of an earlier download"), output.stderr)
@@ -116,12 +111,7 @@ final class DownloadCommandTests: CLITestCase {
         XCTAssertTrue(holdsGenerated("a/conf", size: 3000, seed: 21))
         XCTAssertEqual(server.requests(to: "/m2").count, 0, "refused before any request")
 
-        _ = try writeList("""
-            \(base)/m2
-              dir=conf
-            \(base)/m1
-              out=conf
-            """)
+        try writeList(folderEntry + fileEntry)
         let reversed = try await yxdownload("urls.txt", "-d", "b")
         XCTAssertEqual(reversed.status, 0, reversed.stderr)
         XCTAssertEqual(files().filter { $0.hasPrefix("b/") }, ["b/conf.1", "b/conf/m2"], reversed.stdout)
